@@ -1,0 +1,9 @@
+"""srnets_lib: sparse and robust BERT subnetworks (Liu et al., NeurIPS 2022, "A Win-win Deal").
+
+Modules (one concern each): config, data, models, bias, losses, pruning, train, metrics,
+runs, recipes, sweep, plots, bench. See README.md for the data flow.
+"""
+
+__version__ = "0.1.0"
+# Bumped whenever an algorithm changes its results; part of every run key (config.run_key).
+ALGORITHM_VERSION = 1

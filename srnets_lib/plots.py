@@ -1,0 +1,84 @@
+"""Paper-style figures (metric vs sparsity, mean +- std band over seeds, full-model reference
+lines) and tables (mean +- std) from a recipes.frame DataFrame."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1"}
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    return ["id"] + sorted(c for c in df.columns if c.startswith("ood:"))
+
+
+def _palette(series: list[str]) -> dict:
+    colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
+    return {name: colours[i % len(colours)] for i, name in enumerate(series)}
+
+
+def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
+    """One row per task, one column per metric (ID dev, then each OOD set)."""
+    tasks = list(dict.fromkeys(df["task"]))
+    columns = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
+                  for t in tasks)
+    fig, axes = plt.subplots(len(tasks), columns, figsize=(4.2 * columns, 3.3 * len(tasks)), squeeze=False)
+    palette = _palette(list(dict.fromkeys(df["series"])))
+    for row, task in enumerate(tasks):
+        sub = df[df.task == task]
+        cols = [c for c in metric_columns(sub) if sub[c].notna().any()]
+        for col, metric in enumerate(cols):
+            ax = axes[row][col]
+            curves = sub[~sub.reference]
+            if not curves.empty:
+                sns.lineplot(data=curves, x="x", y=metric, hue="series", palette=palette, marker="o",
+                             errorbar="sd", ax=ax, legend=(row == 0 and col == 0))
+            for name, ref in sub[sub.reference].groupby("series"):
+                mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
+                ax.axhline(mean, ls="--", color=palette[name], label=name)
+                ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
+            name = "ID dev" if metric == "id" else metric[4:]
+            ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(METRIC_LABEL.get(sub["metric"].iloc[0], "metric"))
+        for col in range(len(cols), columns):
+            axes[row][col].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if axes[0][0].get_legend():
+        axes[0][0].get_legend().remove()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8,
+               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 4)))
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool = True):
+    """Training curves (metrics.jsonl rows), one panel per metric, mean +- std over seeds."""
+    metrics = [c for c in ["dev"] + sorted(set(df.columns) - {"dev", "step", "epoch", "sparsity", "loss",
+                                                                  "series", "task", "seed", "x"}) if c in df]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax)
+        ax.set_title(("ID dev" if metric == "dev" else metric) + (" (synthetic)" if synthetic else ""), fontsize=10)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
+    """mean +- std over seeds of every metric, as strings (x100, like the paper's tables)."""
+    cols = [c for c in metric_columns(df) if df[c].notna().any()]
+    grouped = df.groupby(list(index))[cols]
+    mean, std = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100
+    out = mean.round(2).astype(str) + " ± " + std.round(2).astype(str)
+    out["seeds"] = grouped.size()
+    return out
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Numeric means over seeds (for the sentences that compare with the paper)."""
+    cols = [c for c in metric_columns(df) if df[c].notna().any()]
+    return df.groupby(["task", "series", "x"])[cols].mean()

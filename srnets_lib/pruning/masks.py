@@ -1,0 +1,208 @@
+"""Masked linear layers, the straight-through binariser and sparsity control (section 3.2.2,
+appendix A.1.2, algorithm 2).
+
+Every prunable nn.Linear is replaced by a MaskedLinear holding
+  - `mask`: a fixed boolean mask (IMP, OMP, a subnetwork fine-tuned in isolation), or
+  - `mask_scores` (m_hat, trainable) and `threshold` (phi): the forward pass uses
+    m = 1[m_hat > phi] and the backward pass copies the gradient of m to m_hat (STE).
+The frozen weight gets no gradient: only the scores do (mask training), or only the
+weights (IMP, fine-tuning).
+
+Ties (a deliberate, documented deviation from the authors' code, which prunes every entry
+tied at the threshold and so can overshoot): a threshold reset keeps exactly
+numel - k entries, k = pruned_count(numel, s), breaking ties by position (stable sort).
+Kept entries tied with phi are raised by one ulp so that `m_hat > phi` reproduces the
+exact mask between resets.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def pruned_count(numel: int, sparsity: float) -> int:
+    """k = floor(numel * s), robust to float error (0.29 * 100 is 28.999...)."""
+    return int(math.floor(numel * sparsity + 1e-6))
+
+
+class Binarize(torch.autograd.Function):
+    """m = 1[m_hat > phi] forward; straight-through (identity) gradient backward."""
+
+    @staticmethod
+    def forward(ctx, scores, threshold):
+        return (scores > threshold).to(scores.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class MaskedLinear(nn.Module):
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight = linear.weight
+        self.bias = linear.bias
+        self.register_buffer("mask", torch.ones_like(linear.weight, dtype=torch.bool))
+        self.mask_scores: nn.Parameter | None = None
+        self.threshold = 0.0
+        self._cached: torch.Tensor | None = None  # masked weight, valid while nothing trains
+
+    # --- which mask is in force -------------------------------------------------------
+    def binary_mask(self) -> torch.Tensor:
+        if self.mask_scores is not None:
+            return self.mask_scores.detach() > self.threshold
+        return self.mask
+
+    def effective_weight(self) -> torch.Tensor:
+        if self.mask_scores is not None and self.mask_scores.requires_grad and torch.is_grad_enabled():
+            return self.weight * Binarize.apply(self.mask_scores, self.threshold)
+        if self.weight.requires_grad and torch.is_grad_enabled():
+            return self.weight * self.mask  # IMP / isolation fine-tuning: pruned weights get no gradient
+        if self._cached is None:  # evaluation: the masked weight is computed once
+            with torch.no_grad():
+                self._cached = self.weight * self.binary_mask()
+        return self._cached
+
+    def invalidate(self) -> None:
+        self._cached = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.effective_weight(), self.bias)
+
+    # --- sparsity control ---------------------------------------------------------------
+    def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0) -> None:
+        """Hard init (eq. 1): m_hat = 0 for the k smallest |W|, alpha * phi otherwise, phi fixed.
+        Soft init (eq. 2): m_hat = |W|, phi set by the sparsity constraint."""
+        weight = self.weight.detach().abs() * self.mask  # an existing mask is respected
+        if init == "hard":
+            keep = keep_top(weight, pruned_count(weight.numel(), sparsity))
+            scores = torch.where(keep, torch.full_like(weight, alpha * phi), torch.zeros_like(weight))
+            self.mask_scores = nn.Parameter(scores)
+            self.threshold = phi
+        elif init == "soft":
+            self.mask_scores = nn.Parameter(weight.clone())
+            self.reset_threshold(sparsity)
+        else:
+            raise ValueError(f"mask_init must be hard or soft, got {init!r}")
+        self.invalidate()
+
+    @torch.no_grad()
+    def reset_threshold(self, sparsity: float) -> None:
+        """Set phi so that exactly pruned_count(numel, s) scores are <= phi (algorithm 2, l.15)."""
+        scores = self.mask_scores.data.view(-1)
+        k = pruned_count(scores.numel(), sparsity)
+        if k == 0:
+            self.threshold = float("-inf")
+            return
+        ordered, order = torch.sort(scores, stable=True)
+        phi = ordered[k - 1]
+        tied_kept = order[k:][ordered[k:] == phi]
+        if tied_kept.numel():
+            scores[tied_kept] = torch.nextafter(phi, torch.tensor(float("inf"), dtype=phi.dtype))
+        self.threshold = float(phi)
+        self.invalidate()
+
+    def freeze_mask(self) -> None:
+        """Turn the current score-based mask into a fixed one (end of mask training)."""
+        self.mask = self.binary_mask().clone()
+        self.mask_scores = None
+        self.invalidate()
+
+    def sparsity(self) -> float:
+        mask = self.binary_mask()
+        return 1.0 - mask.sum().item() / mask.numel()
+
+
+def keep_top(values: torch.Tensor, k: int) -> torch.Tensor:
+    """Boolean mask pruning exactly the k smallest values (ties broken by position)."""
+    flat = values.reshape(-1)
+    keep = torch.ones_like(flat, dtype=torch.bool)
+    if k > 0:
+        keep[torch.sort(flat, stable=True).indices[:k]] = False
+    return keep.view_as(values)
+
+
+def install(model: nn.Module, is_prunable) -> dict[str, MaskedLinear]:
+    """Replace every prunable nn.Linear by a MaskedLinear (in place); returns them by name."""
+    targets = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and is_prunable(n)]
+    if not targets:
+        raise ValueError("no prunable nn.Linear found: unknown module layout")
+    masked = {}
+    for name, linear in targets:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        masked[name] = MaskedLinear(linear)
+        setattr(parent, child, masked[name])
+    return masked
+
+
+def invalidate_all(masked: dict[str, MaskedLinear]) -> None:
+    for module in masked.values():
+        module.invalidate()
+
+
+# --- bit-packed mask files ------------------------------------------------------------------
+
+def save_masks(masked: dict[str, MaskedLinear], path) -> None:
+    arrays = {}
+    for name, module in masked.items():
+        bits = module.binary_mask().cpu().numpy()
+        arrays[f"{name}|bits"] = np.packbits(bits.reshape(-1))
+        arrays[f"{name}|shape"] = np.asarray(bits.shape)
+    tmp = str(path) + ".tmp.npz"
+    np.savez_compressed(tmp, **arrays)
+    import os
+
+    os.replace(tmp, path)
+
+
+class MaskFileError(ValueError):
+    pass
+
+
+def load_masks(path) -> dict[str, torch.Tensor]:
+    try:
+        stored = np.load(path)
+        names = sorted({k.split("|")[0] for k in stored.files})
+        masks = {}
+        for name in names:
+            shape = tuple(int(x) for x in stored[f"{name}|shape"])
+            bits = np.unpackbits(stored[f"{name}|bits"])[: int(np.prod(shape))]
+            masks[name] = torch.from_numpy(bits.astype(bool).reshape(shape))
+        return masks
+    except Exception as err:  # zip, npz and reshape errors all mean the same thing here
+        raise MaskFileError(f"{path}: not a readable mask file ({type(err).__name__}: {err})") from None
+
+
+def apply_masks(masked: dict[str, MaskedLinear], masks: dict[str, torch.Tensor], source: str) -> None:
+    """Install fixed masks; names and shapes must match exactly (loud, like nanoGPT's loader)."""
+    if set(masks) != set(masked):
+        missing, extra = sorted(set(masked) - set(masks)), sorted(set(masks) - set(masked))
+        raise MaskFileError(f"{source}: mask names do not match the model (missing {missing[:3]}, "
+                            f"unexpected {extra[:3]})")
+    for name, module in masked.items():
+        if masks[name].shape != module.weight.shape:
+            raise MaskFileError(f"{source}: mask {name} has shape {tuple(masks[name].shape)}, "
+                                f"weight has {tuple(module.weight.shape)}")
+        module.mask = masks[name].to(module.weight.device)
+        module.mask_scores = None
+        module.invalidate()
+
+
+def sparsity_report(masked: dict[str, MaskedLinear], is_transformer_matrix) -> dict:
+    """Actual sparsity: over Transformer matrices (the paper's denominator), per matrix min/max."""
+    pruned = total = 0
+    per_matrix = []
+    for name, module in masked.items():
+        mask = module.binary_mask()
+        per_matrix.append(1.0 - mask.sum().item() / mask.numel())
+        if is_transformer_matrix(name):
+            pruned += mask.numel() - int(mask.sum().item())
+            total += mask.numel()
+    return {"sparsity": pruned / max(total, 1), "sparsity_min": min(per_matrix), "sparsity_max": max(per_matrix)}

@@ -1,0 +1,90 @@
+"""Configuration: stable keys, validation, params files and overrides."""
+
+import pytest
+
+from srnets_lib import params
+from srnets_lib.config import DataConfig, RunConfig
+
+
+def test_run_keys_are_pinned():
+    """Changing these strings renames every stored run: bump ALGORITHM_VERSION instead."""
+    full = RunConfig(task="nli")
+    assert full.key() == RunConfig(task="nli").key()
+    mask = RunConfig(task="nli", method="mask", loss="poe", sparsity=0.7, init_from=full)
+    assert full.key().startswith("nli-finetune-std-") and mask.key().startswith("nli-mask-poe-")
+    assert full.key() != RunConfig(task="nli", lr=1e-4).key()
+    assert mask.key() != RunConfig(task="nli", method="mask", loss="poe", sparsity=0.7,
+                                   init_from=RunConfig(task="nli", seed=2)).key()
+    assert full.key() == "nli-finetune-std-693d3162e2b5"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"task": "sentiment"}, "task"),
+    ({"task": "nli", "method": "mask", "sparsity": 1.0}, "sparsity"),
+    ({"task": "nli", "method": "mask", "sparsity": -0.1}, "sparsity"),
+    ({"task": "nli", "loss": "focal"}, "loss"),
+    ({"task": "nli", "method": "imp", "sparsity": 0.75}, "multiple"),
+    ({"task": "nli", "loss": "confreg"}, "teacher"),
+    ({"task": "nli", "lr_typo": 1.0}, "lr_typo"),
+])
+def test_bad_configs_are_refused_with_the_field_named(fields, message):
+    with pytest.raises(ValueError, match=message):
+        RunConfig(**fields)
+
+
+def test_synthetic_data_needs_sizes():
+    with pytest.raises(ValueError, match="train_size"):
+        DataConfig(source="synthetic")
+
+
+@pytest.mark.parametrize("path", ["params/toy.yaml", "params/paper.yaml"])
+def test_every_params_file_loads_and_resolves(path):
+    p = params.load(path)
+    for task in p.preset.tasks:
+        for loss in ("std", "poe", "reweight"):
+            assert p.run(task, "finetune", loss).task == task
+
+
+def test_paper_hyper_parameters_from_tables_3_and_4():
+    p = params.load("params/paper.yaml")
+    assert p.run("nli", "finetune", "std").epochs == 3
+    assert p.run("nli", "finetune", "poe").epochs == 5
+    assert p.run("nli", "mask", "poe", sparsity=0.5).epochs == 5
+    assert p.run("paraphrase", "mask", "poe", sparsity=0.5).epochs == 7
+    assert p.run("factcheck", "finetune", "std").eval_interval == 500
+    mask = p.run("nli", "mask", "poe", sparsity=0.5)
+    assert (mask.phi, mask.alpha, mask.mask_init, mask.batch_size, mask.max_length) == (0.01, 2.0, "hard", 32, 128)
+
+
+def test_params_typo_names_file_and_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(open("params/toy.yaml").read().replace("eval_interval:", "eval_intreval:"))
+    with pytest.raises(params.ParamsError, match=r"(?s)bad.yaml.*unknown key .eval_intreval"):
+        params.load(bad)
+
+
+@pytest.mark.parametrize("override, message", [
+    (["sparsities=[1.0]"], "outside"), (["sparsities=[-0.1]"], "outside"),
+    (["seeds=[]"], "seeds"), (["tasks=[sentiment]"], "tasks"), (["sparsity"], "key=value"),
+])
+def test_bad_overrides(override, message):
+    with pytest.raises(params.ParamsError, match=message):
+        params.load("params/toy.yaml", override)
+
+
+def test_missing_params_file():
+    with pytest.raises(params.ParamsError, match="does not exist"):
+        params.load("params/nope.yaml")
+
+
+def test_overrides_apply_in_order():
+    p = params.load("params/toy.yaml", ["lr=0.5"])
+    assert p.run("nli", "finetune").lr == 0.5
+    assert p.run("nli", "mask", "poe", sparsity=0.5).lr == 2e-3  # the mask override still wins
+
+
+def test_backbone_path_that_does_not_exist():
+    from srnets_lib.models import BackboneError, resolve
+
+    with pytest.raises(BackboneError, match="does not exist"):
+        resolve("./no/such/model")

@@ -1,0 +1,126 @@
+"""End to end on the tiny model: fine-tune, then mask-train with poe at 50% sparsity; the run
+store holds the results and a second call recomputes nothing. Also: rewinding, masks
+reproduce their evaluation, the CLI, papermill, and resuming a killed run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from srnets_lib import paths, pruning
+from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.runs import Run
+from srnets_lib.train import Trainer, execute
+
+DATA = DataConfig(train_size=192, dev_size=64, ood_size=64)
+COMMON = dict(backbone="tiny", data=DATA, epochs=2, batch_size=32, eval_interval=4, max_length=48, lr=1e-3)
+
+
+def full(**kw):
+    return RunConfig(task="nli", **{**COMMON, **kw})
+
+
+def test_finetune_then_mask_poe_half_sparse_is_stored_and_not_recomputed(store):
+    base = full()
+    mask = RunConfig(task="nli", method="mask", loss="poe", sparsity=0.5, init_from=base,
+                     select="best_after_0.7", **{**COMMON, "lr": 1e-2})
+    final = execute(mask)
+    assert Run(base).done and Run(mask).done
+    assert final["sparsity_min"] == final["sparsity_max"] == pytest.approx(0.5, abs=0.01)
+    assert final["selected_step"] >= 0.7 * final["t_max"]
+    assert {"dev", "hans-like"} <= set(Run(mask).metrics()[0])
+    stamp = Run(mask).file(paths.FINAL).stat().st_mtime_ns
+    assert execute(mask) == final
+    assert Run(mask).file(paths.FINAL).stat().st_mtime_ns == stamp
+
+
+def test_saved_mask_reproduces_its_evaluation(store):
+    base = full()
+    omp = RunConfig(task="nli", method="omp", sparsity=0.6, init_from=base, **COMMON)
+    final = execute(omp)
+    again = Trainer(RunConfig(task="nli", mask_from=omp, epochs=1e-9, **{k: v for k, v in COMMON.items() if k != "epochs"}),
+                    Run(omp))
+    again._build()
+    load = __import__("srnets_lib.train", fromlist=["load_weights"]).load_weights
+    load(again.model, Run(base))
+    scores = again.evaluate()
+    assert scores["dev"] == pytest.approx(final["id"])
+    assert scores["hans-like"] == pytest.approx(final["ood"]["hans-like"])
+
+
+def test_imp_rw_rewinds_surviving_weights_to_theta_0(store):
+    base = full()
+    rw = RunConfig(task="nli", method="imp-rw", sparsity=0.3, init_from=base, **COMMON)
+    execute(rw)
+    trainer = Trainer(rw, Run(rw))
+    trainer._build()  # theta_0 = the fine-tuned weights
+    masks = pruning.load_masks(Run(rw).file(paths.MASK))
+    for name, module in trainer.masked.items():
+        assert (~masks[name]).float().mean().item() == pytest.approx(0.3, abs=0.02)
+    # the rewound subnetwork's evaluation equals theta_0 under the mask
+    pruning.apply_masks(trainer.masked, masks, "test")
+    assert trainer.evaluate()["dev"] == pytest.approx(Run(rw).final()["id"])
+
+
+def test_cli_runs_one_configuration(store, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "srnets_lib", "run", "params/toy.yaml", "backbone=tiny",
+                          "num_layers=null", "data.train_size=96", "data.dev_size=32", "data.ood_size=32",
+                          "epochs=1", "method=mask", "loss=poe", "sparsity=0.5", "seed=1"],
+                         capture_output=True, text=True, env={**os.environ, "SRNETS_RUNS": str(store)})
+    assert out.returncode == 0, out.stderr
+    assert "results in" in out.stdout and "sparsity 0.5" in out.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["task=sentiment"], "task"), (["sparsity=1.0", "method=mask"], "sparsity"),
+    (["loss=focal"], "loss"), (["seeds=[]"], "seeds"), (["backbone=./missing/model"], "does not exist"),
+])
+def test_cli_rejects_bad_input_before_work(store, args, message):
+    out = subprocess.run([sys.executable, "-m", "srnets_lib", "run", "params/toy.yaml", *args],
+                         capture_output=True, text=True, env={**os.environ, "SRNETS_RUNS": str(store)})
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert not any(store.glob("*/final.json"))
+
+
+def test_killed_run_resumes_from_its_checkpoint(store):
+    config = full(epochs=6)
+    code = ("import sys; from srnets_lib.config import RunConfig; from srnets_lib.train import execute;"
+            f"execute(RunConfig.model_validate_json({config.model_dump_json()!r}))")
+    env = {**os.environ, "SRNETS_RUNS": str(store), "SRNETS_CHECKPOINT_SECONDS": "0"}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    run = Run(config, store)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (run.file(paths.CHECKPOINT).exists() and len(run.metrics()) >= 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not run.done, "the run finished before it could be killed; make it longer"
+    logged = len(run.metrics())
+    final = execute(config)
+    steps = [r["step"] for r in run.metrics()]
+    assert steps == sorted(set(steps)), "duplicate or out-of-order evaluations after resume"
+    assert final["evaluations"] == len(steps) and logged >= 2
+    assert json.loads(run.file(paths.FINAL).read_text())["key"] == run.key
+
+
+@pytest.mark.slow
+def test_papermill_runs_a_notebook_point(store, tmp_path):
+    import papermill
+
+    out = tmp_path / "out.ipynb"
+    params_file = tmp_path / "tiny.yaml"
+    params_file.write_text(open("params/toy.yaml").read().replace("backbone: packaged", "backbone: tiny")
+                           .replace("num_layers: 2", "num_layers: null")
+                           .replace("train_size: 800, dev_size: 300, ood_size: 300", "train_size: 96, dev_size: 32, ood_size: 32"))
+    papermill.execute_notebook("book/sec4_4.ipynb", str(out), cwd=str(paths.PROJECT_ROOT), progress_bar=False,
+                               parameters={"params_file": str(params_file), "sparsity": 0.7, "seeds": [1]})
+    nb = json.loads(out.read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert any("text/html" in o.get("data", {}) for o in outputs)

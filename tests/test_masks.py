@@ -1,0 +1,100 @@
+"""Section 3.2.2 / algorithm 2: masks, straight-through gradients, exact sparsity."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from srnets_lib import pruning
+from srnets_lib.pruning.masks import MaskedLinear, keep_top
+
+
+def layer(out=16, inp=24, seed=0):
+    torch.manual_seed(seed)
+    module = MaskedLinear(nn.Linear(inp, out))
+    module.weight.requires_grad_(False)
+    return module
+
+
+@pytest.mark.parametrize("sparsity", [0.2, 0.5, 0.7, 0.9])
+@pytest.mark.parametrize("init", ["hard", "soft"])
+def test_init_meets_sparsity_exactly(init, sparsity):
+    m = layer()
+    m.start_mask_training(init, sparsity)
+    assert (~m.binary_mask()).sum().item() == pruning.pruned_count(m.weight.numel(), sparsity)
+
+
+def test_hard_init_prunes_smallest_magnitudes_with_alpha_phi():
+    m = layer()
+    m.start_mask_training("hard", 0.5, phi=0.01, alpha=2.0)
+    kept = m.binary_mask()
+    assert sorted(m.mask_scores.detach().unique().tolist()) == [0.0, pytest.approx(0.02)]
+    assert m.threshold == 0.01
+    assert m.weight.abs()[kept].min() >= m.weight.abs()[~kept].max()
+
+
+def test_soft_init_scores_are_weight_magnitudes():
+    m = layer()
+    m.start_mask_training("soft", 0.3)
+    assert torch.allclose(m.mask_scores.detach(), m.weight.abs())
+
+
+def test_threshold_reset_is_exact_after_every_update_even_with_ties():
+    m = layer()
+    m.start_mask_training("hard", 0.5)
+    opt = torch.optim.SGD([m.mask_scores], lr=0.05)
+    for step, s in enumerate([0.5, 0.6, 0.7, 0.9]):
+        x = torch.randn(8, 24)
+        m(x).pow(2).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        with torch.no_grad():  # plant ties across the threshold
+            m.mask_scores[0, :6] = 0.123
+        m.reset_threshold(s)
+        assert (~m.binary_mask()).sum().item() == pruning.pruned_count(m.weight.numel(), s)
+
+
+def test_straight_through_gradient_reaches_scores_and_not_weights():
+    m = layer()
+    m.start_mask_training("hard", 0.5)
+    x = torch.randn(4, 24)
+    m(x).sum().backward()
+    grad_w_eff = torch.ones(4, 16).T @ x  # dL/d(W*m) for L = sum(output)
+    assert torch.allclose(m.mask_scores.grad, grad_w_eff * m.weight, atol=1e-5)  # STE: dL/dm_hat = dL/dm
+    assert m.weight.grad is None
+
+
+def test_binarize_forward_is_strictly_greater_than_threshold():
+    scores = torch.tensor([0.0, 0.01, 0.02], requires_grad=True)
+    assert pruning.Binarize.apply(scores, 0.01).tolist() == [0.0, 0.0, 1.0]
+
+
+def test_keep_top_breaks_ties_by_position():
+    keep = keep_top(torch.tensor([1.0, 1.0, 1.0, 2.0]), 2)
+    assert keep.tolist() == [False, False, True, True]
+
+
+def test_masks_round_trip_bit_packed(tmp_path):
+    model = nn.Sequential(nn.Linear(10, 7), nn.Linear(7, 3))
+    masked = pruning.install(model, lambda name: name in {"0", "1"})
+    for module in masked.values():
+        pruning.random_prune(module, 0.6, torch.Generator().manual_seed(0))
+    path = tmp_path / "mask.npz"
+    pruning.save_masks(masked, path)
+    loaded = pruning.load_masks(path)
+    for name, module in masked.items():
+        assert torch.equal(loaded[name], module.mask)
+
+
+def test_corrupted_mask_file_is_named(tmp_path):
+    path = tmp_path / "mask.npz"
+    path.write_bytes(b"not a zip")
+    with pytest.raises(pruning.MaskFileError, match="mask.npz"):
+        pruning.load_masks(path)
+
+
+def test_mask_for_another_model_is_refused(tmp_path):
+    model = nn.Sequential(nn.Linear(10, 7))
+    masked = pruning.install(model, lambda n: n == "0")
+    with pytest.raises(pruning.MaskFileError, match="shape"):
+        pruning.apply_masks(masked, {"0": torch.ones(3, 3, dtype=torch.bool)}, "x.npz")
