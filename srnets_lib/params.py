@@ -6,7 +6,8 @@ A file has four parts:
   overrides: a list of {when: {...}, set: {...}}; `when` matches task, stage (full|prune),
              method and loss (a value or a list); later entries win
   sections:  per-notebook settings (e.g. section 5.1's fine-tuning fractions)
-Command-line style overrides (`key=value`, dotted for nested fields) are applied on top.
+Command-line style overrides (`key=value`, dotted for nested fields) are applied last,
+after the file's overrides, so they win.
 Everything is validated on load, before any work starts.
 """
 
@@ -84,6 +85,7 @@ class Params(_Strict):
     defaults: dict[str, Any]
     overrides: list[Override] = []
     sections: Sections = Sections()
+    forced: dict[str, Any] = {}  # command-line run-field overrides: applied after `overrides`
     source: str = "<memory>"
 
     def run(self, task: str, method: str = "finetune", loss: str = "std", **fields) -> RunConfig:
@@ -94,6 +96,7 @@ class Params(_Strict):
         for override in self.overrides:
             if override.matches(facts):
                 _deep_update(values, override.set)
+        _deep_update(values, _deep_copy(self.forced))
         _deep_update(values, {"task": task, "method": method, "loss": loss, **fields})
         try:
             return RunConfig(**values)
@@ -124,7 +127,7 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
         elif head in Sections.model_fields:
             raw.setdefault("sections", {})[head] = value
         else:
-            _set_dotted(raw.setdefault("defaults", {}), key, value)
+            _set_dotted(raw.setdefault("forced", {}), key, value)
     try:
         params = Params(**raw, source=str(path))
     except ValidationError as err:

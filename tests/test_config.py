@@ -77,10 +77,13 @@ def test_missing_params_file():
         params.load("params/nope.yaml")
 
 
-def test_overrides_apply_in_order():
-    p = params.load("params/toy.yaml", ["lr=0.5"])
-    assert p.run("nli", "finetune").lr == 0.5
-    assert p.run("nli", "mask", "poe", sparsity=0.5).lr == 2e-3  # the mask override still wins
+def test_file_overrides_apply_in_order_and_command_line_wins():
+    p = params.load("params/toy.yaml")
+    assert p.run("nli", "finetune").lr == 3e-4  # stage: full override
+    assert p.run("nli", "mask", "poe", sparsity=0.5).lr == 2e-3  # method: mask override
+    forced = params.load("params/toy.yaml", ["lr=0.5"])
+    assert forced.run("nli", "finetune").lr == 0.5
+    assert forced.run("nli", "mask", "poe", sparsity=0.5).lr == 0.5
 
 
 def test_backbone_path_that_does_not_exist():
