@@ -178,7 +178,7 @@ class Recipes:
     def appc5(self, tasks, seeds, backbone=None) -> list[Point]:
         """Table 6: mask training with poe at 0.5, 0.7 and gradual 0.5->0.7 on another backbone."""
         recipes = self if backbone is None else Recipes(self.p.model_copy(
-            update={"defaults": {**self.p.defaults, "backbone": backbone}}))
+            update={"forced": {**self.p.forced, "backbone": backbone}}))
         points = []
         for task in tasks:
             for seed in seeds:
