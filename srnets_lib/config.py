@@ -70,6 +70,9 @@ class RunConfig(_Frozen):
     weight_decay: float = Field(0.0, ge=0)
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
+    # bf16: forward passes under torch.autocast (weights and optimiser state stay fp32); pays on
+    # GPUs and on CPUs with native bf16 (AVX512-BF16/AMX). See `python -m srnets_lib.bench`.
+    precision: Literal["fp32", "bf16"] = "fp32"
     # pruning (appendix A.1, table 4)
     sparsity: float = Field(0.0, ge=0.0, lt=1.0)
     sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity

@@ -84,6 +84,7 @@ def load_model(backbone: str, num_labels: int, num_layers: int | None = None, se
     extra = {"num_hidden_layers": num_layers} if num_layers else {}
     verbosity = logging.get_verbosity()
     logging.set_verbosity_error()  # "newly initialised classifier" is expected here
+    logging.disable_progress_bar()  # the "Loading weights" bar, once per run
     try:
         model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
     except OSError as err:
@@ -91,6 +92,7 @@ def load_model(backbone: str, num_labels: int, num_layers: int | None = None, se
                             "or a local folder") from None
     finally:
         logging.set_verbosity(verbosity)
+        logging.enable_progress_bar()
     return model
 
 

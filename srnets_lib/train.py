@@ -35,6 +35,7 @@ def execute(config: RunConfig, root=None, progress: bool | None = None) -> dict:
         execute(dependency, root, progress)
     run = Run(config, root)
     if run.done:
+        run.release_stale_lock()
         return run.final()
     with run.claim():
         if run.done:  # finished by another process while we waited
@@ -48,15 +49,30 @@ def split_metric(data: TaskData, split, predictions: np.ndarray) -> float:
     return METRICS[data.metric](predictions, split.labels)
 
 
+def device() -> torch.device:
+    """Where runs train: the first CUDA device if there is one, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def autocast(precision: str):
+    """bf16 autocast for forward passes (RunConfig.precision); fp32 is a no-op context."""
+    return torch.autocast(device().type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def model_inputs(batch: dict) -> dict:
+    """A collated batch on the training device, without its example index."""
+    return {k: v.to(device(), non_blocking=True) for k, v in batch.items() if k != "index"}
+
+
 @torch.inference_mode()
-def predict(model, encoded, batch_size: int, pad_id: int) -> np.ndarray:
+def predict(model, encoded, batch_size: int, pad_id: int, precision: str = "fp32") -> np.ndarray:
     """Class probabilities for every example of an encoded split, in the split's order."""
     model.eval()
     probs = np.zeros((len(encoded), model.config.num_labels), dtype=np.float32)
     for index in eval_batches(encoded, batch_size):
-        batch = collate(encoded, index, pad_id)
-        logits = model(**{k: v for k, v in batch.items() if k != "index"}).logits
-        probs[index] = torch.softmax(logits.float(), dim=-1).numpy()
+        with autocast(precision):
+            logits = model(**model_inputs(collate(encoded, index, pad_id))).logits
+        probs[index] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
     return probs
 
 
@@ -100,7 +116,8 @@ class Trainer:
         self.data = load_task(cfg.task, cfg.data)
         self.tokenizer = models.load_tokenizer(cfg.backbone)
         self.pad_id = self.tokenizer.pad_token_id or 0
-        self.model = models.load_model(cfg.backbone, len(self.data.label_names), cfg.num_layers, seed=cfg.seed)
+        self.model = models.load_model(cfg.backbone, len(self.data.label_names), cfg.num_layers,
+                                       seed=cfg.seed).to(device())
         if cfg.init_from is not None:
             load_weights(self.model, Run(cfg.init_from, self.run.dir.parent), cfg.init_step)
         self.masked = {}
@@ -118,17 +135,19 @@ class Trainer:
             predictions = bias_lib.bias_predictions(cfg.task, self.data, self.tokenizer,
                                                     models.input_embeddings(self.model),
                                                     cfg.backbone, cfg.word_vectors)
-            self.bias_probs = torch.from_numpy(predictions.probs["train"]).float()
+            self.bias_probs = torch.from_numpy(predictions.probs["train"]).float().to(device())
             self.bias_source = predictions.vectors_source
         if cfg.loss == "confreg":
-            self.teacher_probs = torch.from_numpy(self._teacher_predictions())
+            self.teacher_probs = torch.from_numpy(self._teacher_predictions()).to(device())
         self.steps_per_epoch = math.ceil(len(self.data.train) / cfg.batch_size)
         self.t_max = max(1, round(cfg.epochs * self.steps_per_epoch))
 
     def _teacher_predictions(self) -> np.ndarray:
-        teacher = models.load_model(self.config.backbone, len(self.data.label_names), self.config.num_layers)
+        teacher = models.load_model(self.config.backbone, len(self.data.label_names),
+                                    self.config.num_layers).to(device())
         load_weights(teacher, Run(self.config.teacher, self.run.dir.parent))
-        return predict(teacher, self.encoded["train"], self.config.eval_batch_size, self.pad_id)
+        return predict(teacher, self.encoded["train"], self.config.eval_batch_size, self.pad_id,
+                       self.config.precision)
 
     def _trainable(self) -> list[torch.nn.Parameter]:
         cfg = self.config
@@ -148,7 +167,8 @@ class Trainer:
         pruning.masks.invalidate_all(self.masked)
         scores = {}
         for name, split in self.data.eval_splits.items():
-            probs = predict(self.model, self.encoded[name], self.config.eval_batch_size, self.pad_id)
+            probs = predict(self.model, self.encoded[name], self.config.eval_batch_size, self.pad_id,
+                            self.config.precision)
             scores[name] = split_metric(self.data, split, probs.argmax(axis=1))
         self.model.train()
         return scores
@@ -252,10 +272,11 @@ class Trainer:
                                     p.copy_(theta_0[n])
                             stopped_at = step
                             break
-                batch = collate(self.encoded["train"], index, self.pad_id)
-                labels = torch.from_numpy(self.encoded["train"].labels[index])
-                logits = self.model(**{k: v for k, v in batch.items() if k != "index"}).logits
-                loss = loss_fn(logits, labels,
+                batch = model_inputs(collate(self.encoded["train"], index, self.pad_id))
+                labels = torch.from_numpy(self.encoded["train"].labels[index]).to(device())
+                with autocast(cfg.precision):
+                    logits = self.model(**batch).logits
+                loss = loss_fn(logits.float(), labels,
                                None if self.bias_probs is None else self.bias_probs[index],
                                None if self.teacher_probs is None else self.teacher_probs[index])
                 optimizer.zero_grad(set_to_none=True)
@@ -310,7 +331,7 @@ class Trainer:
         if not path.is_file() or optimizer is None:
             return None
         try:
-            state = torch.load(path, weights_only=False)
+            state = torch.load(path, weights_only=False, map_location=device())
         except Exception:  # a checkpoint cut short by a crash: start over
             return None
         if state.get("key") != self.run.key:
@@ -329,7 +350,7 @@ class Trainer:
         scheduler.load_state_dict(state["scheduler"])
         if imp is not None:
             imp.n = state["imp_n"]
-        torch.set_rng_state(state["torch_rng"])
+        torch.set_rng_state(state["torch_rng"].cpu())
         return state
 
     def _finish(self, best: dict, history: list[dict], steps_run: int, seconds: float) -> dict:
