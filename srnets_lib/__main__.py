@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     run = sub.add_parser("run", help="run one configuration (results land in the run store)")
     run.add_argument("params", help="params file, e.g. params/toy.yaml")
     run.add_argument("overrides", nargs="*", help="key=value, e.g. method=mask loss=poe sparsity=0.7 seed=1")
-    sweep = sub.add_parser("sweep", help="run notebooks through papermill per (seed, sparsity)")
+    sweep = sub.add_parser("sweep", help="compute every run the given notebooks show (Ray or local)")
     from .sweep import add_arguments
 
     add_arguments(sweep)

@@ -18,6 +18,9 @@ from .params import Params
 from .runs import Run
 
 
+SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")
+
+
 @dataclass(frozen=True)
 class Point:
     series: str
@@ -188,6 +191,26 @@ class Recipes:
                 points.append(Point("mask 0.5->0.7", task, seed, 0.7, recipes.gradual(task, 0.5, 0.7, seed)))
         return points
 
+    # --- one notebook's points ----------------------------------------------------------------
+    def section(self, name: str, tasks=None, seeds=None, sparsities=None) -> list[Point]:
+        """Every point the notebook `name` shows; the sweep plans its runs from the same list.
+
+        None means the params file's choice. Section 4.2 adds the full models of every preset
+        task (the ID-OOD gap of each task is reported there even when only some are pruned).
+        """
+        if name not in SECTIONS:
+            raise ValueError(f"unknown section {name!r}; accepted: {', '.join(SECTIONS)}")
+        tasks = list(tasks or self.p.tasks_for(name))
+        seeds = list(seeds or self.p.preset.seeds)
+        sparsities = list(self.p.preset.sparsities if sparsities is None else sparsities)
+        if name in ("sec5_1", "sec5_2", "appc5"):
+            return getattr(self, name)(tasks, seeds)
+        points = getattr(self, name)(tasks, seeds, sparsities)
+        if name == "sec4_2":
+            others = [t for t in self.p.preset.tasks if t not in tasks]
+            points += [p for p in self.sec4_2(others, seeds, []) if p.reference]
+        return points
+
     # --- helpers --------------------------------------------------------------------------
     def t_max(self, config: RunConfig) -> int:
         import math
@@ -198,12 +221,25 @@ class Recipes:
         return max(1, round(config.epochs * math.ceil(n / config.batch_size)))
 
 
+def runs_in_order(points: list[Point]) -> list[RunConfig]:
+    """The distinct runs behind `points` and all their dependencies, each after what it needs."""
+    ordered: dict[str, RunConfig] = {}
+
+    def visit(config: RunConfig):
+        for dependency in config.dependencies():
+            visit(dependency)
+        ordered.setdefault(config.key(), config)
+
+    for point in points:
+        visit(point.config)
+    return list(ordered.values())
+
+
 def compute(points: list[Point], root=None, progress: bool = True) -> None:
     """Run every point the store lacks (dependencies first; shared runs once)."""
     from .train import execute
 
-    unique = {p.config.key(): p.config for p in points}
-    todo = [c for k, c in unique.items() if not Run(c, root).done]
+    todo = [c for c in runs_in_order(points) if not Run(c, root).done]
     for config in tqdm(todo, desc="runs", disable=not progress or not todo):
         execute(config, root, progress=False)
 

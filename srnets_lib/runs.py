@@ -82,6 +82,12 @@ class Run:
         atomic_write(self.file(paths.FINAL), json.dumps(final, indent=2, sort_keys=True))
         self.file(paths.CHECKPOINT).unlink(missing_ok=True)
 
+    def release_stale_lock(self) -> None:
+        """Remove a lock left by a dead process (e.g. killed between final.json and unlocking)."""
+        lock = self.file(paths.LOCK)
+        if lock.exists() and not _lock_alive(lock):
+            lock.unlink(missing_ok=True)
+
     @contextmanager
     def claim(self):
         """Exclusive right to compute this run (per-run lock file, stale locks taken over)."""

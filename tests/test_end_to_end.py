@@ -109,16 +109,12 @@ def test_killed_run_resumes_from_its_checkpoint(store):
 
 
 @pytest.mark.slow
-def test_papermill_runs_a_notebook_point(store, tmp_path):
+def test_papermill_runs_a_notebook_point(store, tmp_path, tiny_params):
     import papermill
 
     out = tmp_path / "out.ipynb"
-    params_file = tmp_path / "tiny.yaml"
-    params_file.write_text(open("params/toy.yaml").read().replace("backbone: packaged", "backbone: tiny")
-                           .replace("num_layers: 2", "num_layers: null")
-                           .replace("train_size: 800, dev_size: 300, ood_size: 300", "train_size: 96, dev_size: 32, ood_size: 32"))
     papermill.execute_notebook("book/sec4_4.ipynb", str(out), cwd=str(paths.PROJECT_ROOT), progress_bar=False,
-                               parameters={"params_file": str(params_file), "sparsity": 0.7, "seeds": [1]})
+                               parameters={"params_file": str(tiny_params), "sparsity": 0.7, "seeds": [1]})
     nb = json.loads(out.read_text())
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o["output_type"] == "error"]

@@ -1,0 +1,91 @@
+"""Sweeps (issue: Ray, faults): the Ray and in-process executors give the same run store, a
+failing point does not stop independent ones, and a sweep killed mid-way finishes on re-run
+without recomputing what was done. All on the tiny model, in real subprocesses."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from srnets_lib import paths, sweep
+from srnets_lib.pruning import load_masks
+
+NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
+
+
+def run_sweep(store, params, *extra, executor="local"):
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    return subprocess.run([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(params),
+                           "--executor", executor, *extra], capture_output=True, text=True, env=env, timeout=600)
+
+
+def finished(store) -> dict[str, dict]:
+    out = {}
+    for path in store.glob("*/final.json"):
+        final = json.loads(path.read_text())
+        final.pop("seconds")
+        out[path.parent.name] = final
+    return out
+
+
+def test_plan_lists_each_run_once_after_its_dependencies(tiny_params):
+    configs = sweep.plan_runs([NOTEBOOK], str(tiny_params))
+    keys = [c.key() for c in configs]
+    assert len(keys) == len(set(keys))
+    for position, config in enumerate(configs):
+        for dependency in config.dependencies():
+            assert keys.index(dependency.key()) < position
+
+
+def test_ray_and_local_executors_give_identical_stores(tmp_path, tiny_params):
+    pytest.importorskip("ray")
+    local, ray = tmp_path / "local", tmp_path / "ray"
+    assert run_sweep(local, tiny_params).returncode == 0
+    out = run_sweep(ray, tiny_params, executor="ray")
+    assert out.returncode == 0, out.stderr[-2000:]
+    a, b = finished(local), finished(ray)
+    assert a and a == b
+    for key in a:
+        if (local / key / paths.MASK).exists():
+            masks_a, masks_b = load_masks(local / key / paths.MASK), load_masks(ray / key / paths.MASK)
+            assert all(np.array_equal(masks_a[n].numpy(), masks_b[n].numpy()) for n in masks_a)
+
+
+def test_a_failing_point_is_reported_and_independent_runs_finish(store, tiny_params):
+    # a bias-model word-vector file that does not exist: every poe run fails at run time
+    out = run_sweep(store, tiny_params, "--set", "word_vectors=/nonexistent/vectors.vec")
+    assert out.returncode == 1
+    assert "FAILED" in out.stderr + out.stdout and "/nonexistent/vectors.vec" in out.stderr + out.stdout
+    done = finished(store)
+    assert {f["loss"] for f in done.values()} == {"std"} and len(done) == 2  # full std, mask std on theta_pt
+    assert not any(store.glob("*/.lock"))
+
+
+def test_killed_sweep_finishes_on_rerun_without_recomputing(store, tiny_params):
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
+                             "--executor", "local"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(store.glob("*/final.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole command, mid-way
+    proc.wait()
+    before = {p: p.stat().st_mtime_ns for p in store.glob("*/final.json")}
+    total = len(sweep.plan_runs([NOTEBOOK], str(tiny_params)))
+    assert 2 <= len(before) < total, "the sweep finished before it could be killed"
+
+    out = run_sweep(store, tiny_params)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"{total - len(before)} computed, 0 failed" in out.stdout
+    assert all(p.stat().st_mtime_ns == mtime for p, mtime in before.items())  # nothing recomputed
+    assert len(finished(store)) == total
+    assert not list(store.glob("*/.lock")) and not list(store.glob("*/*.tmp*"))
+    for path in store.glob("*/metrics.jsonl"):
+        steps = [json.loads(line)["step"] for line in path.read_text().splitlines()]
+        assert steps == sorted(set(steps))
