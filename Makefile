@@ -1,15 +1,16 @@
-# make book | test  -- each creates .venv from constraints.txt on first use.
+# make book | test | bench  -- each creates .venv from constraints.txt on first use.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PARAMS ?= params/toy.yaml
+EXECUTOR ?= ray
 NOTEBOOKS := $(wildcard book/*.ipynb)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: book test clean-book
+.PHONY: book test bench clean-book
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +19,16 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $@
 
 book: $(STAMP)
-	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS)
-	$(VENV)/bin/jupyter-book build .
+	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR)
+	$(VENV)/bin/jupyter-book build --all .   # --all: re-execute every notebook against the run store
+	$(PY) -m srnets_lib.browser_check
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 clean-book:
 	rm -rf _build book/_executed
+
+bench: $(STAMP)
+	$(PY) -m srnets_lib.bench --models tiny packaged-2 packaged
+	$(PY) -m srnets_lib.bench --models bert-base --workloads mask --steps 3 --warmup 1

@@ -19,6 +19,7 @@ from typing import Any, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import paths
 from .config import RunConfig, Task
 
 SELECTORS = ("task", "stage", "method", "loss")
@@ -110,7 +111,7 @@ class Params(_Strict):
 
 def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) -> Params:
     """Load and validate a params file; `overrides` are `key=value` strings or a dict."""
-    path = Path(path)
+    path = paths.project_file(path)
     if not path.is_file():
         raise ParamsError(f"params file {path} does not exist")
     try:

@@ -11,8 +11,20 @@ BOOK_DIR = PROJECT_ROOT / "book"
 
 
 def runs_root() -> Path:
-    """The run store: ./runs by default, or $SRNETS_RUNS."""
-    return Path(os.environ.get("SRNETS_RUNS", "runs")).resolve()
+    """The run store: $SRNETS_RUNS, else runs/ at the project root of a checkout (wherever the
+    process runs: Jupyter Book executes notebooks in book/), else ./runs."""
+    if "SRNETS_RUNS" in os.environ:
+        return Path(os.environ["SRNETS_RUNS"]).resolve()
+    return PROJECT_ROOT / "runs" if PARAMS_DIR.is_dir() else Path("runs").resolve()
+
+
+def project_file(path: str | Path) -> Path:
+    """A relative path as given if it exists here, else relative to the project root (so
+    `params/toy.yaml` works from book/ too)."""
+    path = Path(path)
+    if path.exists() or path.is_absolute() or not (PROJECT_ROOT / path).exists():
+        return path
+    return PROJECT_ROOT / path
 
 
 def run_dir(key: str, root: Path | None = None) -> Path:

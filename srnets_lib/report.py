@@ -13,6 +13,12 @@ SYNTHETIC_NOTE = ("**These results come from synthetic planted-bias data and a s
                   "data, truncated to its first layers). They are not the paper's numbers.**")
 
 
+# A model whose ID score is below this fraction of the std full model's has not learned the task;
+# a better OOD score from it is not robustness (a constant predictor scores ~50% on a balanced
+# OOD set whatever the bias). Verdicts say so instead of calling it a win.
+LEARNED = 0.8
+
+
 def _mean(df, task, series, column, x=None):
     sub = df[(df.task == task) & (df.series == series)]
     if x is not None:
@@ -45,7 +51,11 @@ def full_models(df: pd.DataFrame) -> str:
                 f"{100 * gap:+.1f} points, so the planted bias {'is' if gap > 0.05 else 'is NOT clearly'} "
                 "exploited by standard fine-tuning.")
         if poe_ood is not None:
-            verdict = "confirmed" if poe_ood > std_ood + 0.01 else "not confirmed"
+            if poe_id < LEARNED * std_id:
+                verdict = (f"not confirmed: the PoE model did not learn the task (ID below {LEARNED:.0%} of "
+                           "the std model's), so its OOD score is that of a near-constant predictor")
+            else:
+                verdict = "confirmed" if poe_ood > std_ood + 0.01 else "not confirmed"
             text += (f" PoE full model: ID {_pct(poe_id)}, OOD {_pct(poe_ood)}: the paper's 'PoE improves "
                      f"OOD' is **{verdict}** here.")
         lines.append(text)

@@ -1,0 +1,136 @@
+"""Check the built HTML book in a real headless browser (Debian's chromium via selenium).
+
+    python -m srnets_lib.browser_check [--html _build/html] [--screenshot _build/screenshots]
+
+Every chapter in _toc.yml must load; every image in it must have loaded with a non-zero
+natural size; no cell output may show an error or a traceback; section notebooks must hold at
+least one figure. A screenshot of each chapter is saved. chromium and chromium-driver are
+installed with apt-get when missing (root, or sudo without a password). Exit status 1 lists
+every failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import paths
+
+ERROR_SELECTORS = ".output.traceback, .output.error, .cell_output .output.stderr, div.highlight-ipythontb"
+ERROR_TEXTS = ("Traceback (most recent call last)",)
+
+
+def chapters(toc_file: Path) -> list[str]:
+    """Document names in _toc.yml, in order (root first)."""
+    toc = yaml.safe_load(toc_file.read_text())
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+            for part in entry.get("parts", []):
+                walk(part.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return [str(Path(n).with_suffix("")) for n in names]
+
+
+def ensure_chromium() -> tuple[str, str]:
+    """Paths of chromium and chromedriver, installing Debian's packages if missing."""
+    def find():
+        return (shutil.which("chromium") or shutil.which("chromium-browser"),
+                shutil.which("chromedriver") or next((p for p in ("/usr/bin/chromedriver",
+                                                                  "/usr/lib/chromium/chromedriver")
+                                                      if Path(p).exists()), None))
+
+    browser, driver = find()
+    if browser and driver:
+        return browser, driver
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    print("browser_check: installing chromium and chromium-driver with apt-get", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(sudo + ["apt-get", "update", "-qq"], check=True, env=env)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"], check=True, env=env)
+    browser, driver = find()
+    if not (browser and driver):
+        raise RuntimeError("chromium / chromedriver still missing after apt-get install")
+    return browser, driver
+
+
+def check(html: Path, screenshots: Path) -> list[str]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    browser, driver_path = ensure_chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,2000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    screenshots.mkdir(parents=True, exist_ok=True)
+    failures = []
+    try:
+        for name in chapters(paths.PROJECT_ROOT / "_toc.yml"):
+            page = html / f"{name}.html"
+            if not page.is_file():
+                failures.append(f"{name}: {page} was not built")
+                continue
+            driver.get(page.resolve().as_uri())
+            driver.execute_script("return document.readyState")
+            title = driver.title
+            images = driver.execute_script(
+                "return Array.from(document.querySelectorAll('main img, article img'))"
+                ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth, i.naturalHeight]);")
+            broken = [src for src, complete, w, h in images if not (complete and w > 0 and h > 0)]
+            errors = driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTORS)
+            text = driver.find_element(By.TAG_NAME, "body").text
+            problems = []
+            if not title or "404" in title:
+                problems.append(f"title {title!r}")
+            if broken:
+                problems.append(f"{len(broken)} image(s) not loaded: {broken[:3]}")
+            if errors:
+                problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
+            problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
+            if Path(name).name.startswith(("sec", "app")) and not images:
+                problems.append("no figure")
+            driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))
+            status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+            print(f"browser_check: {name}: {len(images)} image(s), {status}")
+            failures += [f"{name}: {p}" for p in problems]
+    finally:
+        driver.quit()
+    return failures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m srnets_lib.browser_check", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--html", default="_build/html")
+    parser.add_argument("--screenshot", default="_build/screenshots", help="folder for one PNG per chapter")
+    args = parser.parse_args(argv)
+    html = Path(args.html)
+    if not (html / "index.html").is_file():
+        print(f"browser_check: {html}/index.html missing: build the book first (make book)", file=sys.stderr)
+        return 1
+    failures = check(html, Path(args.screenshot))
+    for failure in failures:
+        print(f"browser_check: FAILED {failure}", file=sys.stderr)
+    print(f"browser_check: {'all chapters ok' if not failures else f'{len(failures)} failure(s)'}; "
+          f"screenshots in {args.screenshot}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

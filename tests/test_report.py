@@ -1,0 +1,31 @@
+"""Verdict sentences are computed from the numbers, and a collapsed model is never called robust."""
+
+import pandas as pd
+
+from srnets_lib import report
+
+
+def full(std, poe):
+    rows = [("full bert (std)", *std), ("full bert (poe)", *poe)]
+    return pd.DataFrame([{"task": "nli", "series": s, "seed": 1, "x": 0.0, "id": i, "ood:hans": o}
+                         for s, i, o in rows])
+
+
+def test_poe_that_improves_ood_and_keeps_id_is_confirmed():
+    text = report.full_models(full((0.90, 0.50), (0.88, 0.60)))
+    assert "gap +40.0 points" in text and "**confirmed**" in text
+
+
+def test_poe_that_did_not_learn_the_task_is_not_called_robust():
+    text = report.full_models(full((0.93, 0.47), (0.43, 0.53)))
+    assert "not confirmed: the PoE model did not learn the task" in text
+
+
+def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
+    df = pd.concat([full((0.90, 0.50), (0.88, 0.60)), pd.DataFrame([
+        {"task": "nli", "series": "mask (poe)", "seed": 1, "x": 0.5, "id": 0.87, "ood:hans": 0.58},
+        {"task": "nli", "series": "mask (poe)", "seed": 1, "x": 0.7, "id": 0.80, "ood:hans": 0.60}])])
+    text = report.subnetworks_vs_full(df, "mask (poe)")
+    assert "sparsity 0.5: ID 87.0 (97% of full bert (std)), OOD 58.0 (+8.0 points)" in text
+    lines = text.splitlines()
+    assert "**confirmed**" in lines[0] and "**not confirmed**" in lines[1]
