@@ -73,8 +73,8 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
     cols = [c for c in metric_columns(df) if df[c].notna().any()]
     grouped = df.groupby(list(index))[cols]
     mean, std = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100
-    out = mean.round(2).astype(str) + " ± " + std.round(2).astype(str)
-    out["seeds"] = grouped.size()
+    out = (mean.round(2).astype(str) + " ± " + std.round(2).astype(str)).mask(mean.isna(), "–")
+    out["seeds"] = grouped.size()  # "–": this task has no such OOD set
     return out
 
 

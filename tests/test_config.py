@@ -2,7 +2,7 @@
 
 import pytest
 
-from srnets_lib import params
+from srnets_lib import params, paths
 from srnets_lib.config import DataConfig, RunConfig
 
 
@@ -91,3 +91,11 @@ def test_backbone_path_that_does_not_exist():
 
     with pytest.raises(BackboneError, match="does not exist"):
         resolve("./no/such/model")
+
+
+def test_notebooks_executed_in_book_find_params_and_the_checkout_run_store(monkeypatch):
+    # Jupyter Book runs notebooks with book/ as the working directory
+    monkeypatch.chdir(paths.BOOK_DIR)
+    monkeypatch.delenv("SRNETS_RUNS", raising=False)
+    assert params.load("params/toy.yaml").source == str(paths.PARAMS_DIR / "toy.yaml")
+    assert paths.runs_root() == paths.PROJECT_ROOT / "runs"

@@ -21,8 +21,8 @@ def magnitude_prune(module: MaskedLinear, sparsity: float) -> None:
 
 
 def random_prune(module: MaskedLinear, sparsity: float, generator: torch.Generator) -> None:
-    noise = torch.rand(module.weight.shape, generator=generator)
-    module.mask = keep_top(noise, pruned_count(noise.numel(), sparsity))
+    noise = torch.rand(module.weight.shape, generator=generator)  # CPU generator: same mask on any device
+    module.mask = keep_top(noise, pruned_count(noise.numel(), sparsity)).to(module.weight.device)
     module.invalidate()
 
 
