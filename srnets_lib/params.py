@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import paths
 from .config import RunConfig, Task
 
-SELECTORS = ("task", "stage", "method", "loss")
+# What an override's `when` may select on; `start` is "pt" for a run that starts from the
+# pre-trained weights and "ft" for one that starts from a fine-tuned run (init_from).
+SELECTORS = ("task", "stage", "method", "loss", "start")
 
 
 class ParamsError(ValueError):
@@ -92,7 +94,8 @@ class Params(_Strict):
     def run(self, task: str, method: str = "finetune", loss: str = "std", **fields) -> RunConfig:
         """Resolve one run's config: defaults, then matching overrides, then `fields`."""
         stage = "full" if method == "finetune" else "prune"
-        facts = {"task": task, "stage": stage, "method": method, "loss": loss}
+        start = "pt" if fields.get("init_from") is None else "ft"
+        facts = {"task": task, "stage": stage, "method": method, "loss": loss, "start": start}
         values = _deep_copy(self.defaults)
         for override in self.overrides:
             if override.matches(facts):

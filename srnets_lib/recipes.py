@@ -149,6 +149,7 @@ class Recipes:
         points = []
         for task in tasks:
             for seed in seeds:
+                points += self._references(task, seed, ("std",))
                 for epochs in self.p.sections.sec5_2_epochs:
                     points.append(Point("fixed", task, seed, epochs,
                                         self.prune_ft(task, "mask", "poe", final, seed, epochs=epochs)))

@@ -99,3 +99,11 @@ def test_notebooks_executed_in_book_find_params_and_the_checkout_run_store(monke
     monkeypatch.delenv("SRNETS_RUNS", raising=False)
     assert params.load("params/toy.yaml").source == str(paths.PARAMS_DIR / "toy.yaml")
     assert paths.runs_root() == paths.PROJECT_ROOT / "runs"
+
+
+def test_overrides_select_on_where_a_run_starts():
+    p = params.load("params/toy.yaml")
+    full = p.run("nli", "finetune", "std", seed=1)
+    from_pt = p.run("nli", "mask", "std", seed=1, sparsity=0.5)
+    from_ft = p.run("nli", "mask", "std", seed=1, sparsity=0.5, init_from=full)
+    assert from_pt.lr != from_ft.lr  # params/toy.yaml: `when: {method: mask, start: pt}`

@@ -29,3 +29,13 @@ def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
     assert "sparsity 0.5: ID 87.0 (97% of full bert (std)), OOD 58.0 (+8.0 points)" in text
     lines = text.splitlines()
     assert "**confirmed**" in lines[0] and "**not confirmed**" in lines[1]
+
+
+def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
+    df = pd.DataFrame([
+        {"task": "nli", "series": "full bert (std)", "seed": 1, "x": 0.0, "reference": True, "id": 0.93, "ood:hans": 0.47},
+        {"task": "nli", "series": "fixed", "seed": 1, "x": 3.0, "reference": False, "id": 0.49, "ood:hans": 0.53},
+        {"task": "nli", "series": "gradual 0.7->0.9", "seed": 1, "x": 3.0, "reference": False, "id": 0.54, "ood:hans": 0.53}])
+    assert "**not measurable**" in report.gradual_vs_fixed(df)
+    df.loc[df.series == "gradual 0.7->0.9", "id"] = 0.85
+    assert "**confirmed**" in report.gradual_vs_fixed(df)
