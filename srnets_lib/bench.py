@@ -42,7 +42,7 @@ from . import models, pruning
 from .data import load_task
 from .config import DataConfig
 from .data.encode import collate, encode, train_batches
-from .train import device
+from .train import autocast, device, model_inputs
 
 WORKLOADS = ("finetune", "mask", "imp")
 VARIANTS = ("naive", "ours fp32 pad", "ours pad", "ours")
@@ -156,10 +156,9 @@ def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict
     model.train()
 
     def step(index):
-        batch = collate(encoded, index, 0, pad_to)
-        inputs = {k: v.to(device()) for k, v in batch.items() if k != "index"}
+        inputs = model_inputs(collate(encoded, index, 0, pad_to))
         labels = torch.from_numpy(encoded.labels[index]).to(device())
-        with torch.autocast(device().type, dtype=torch.bfloat16, enabled=bf16):
+        with autocast("bf16" if bf16 else "fp32"):
             logits = model(**inputs).logits
         loss = torch.nn.functional.cross_entropy(logits.float(), labels)
         optimizer.zero_grad(set_to_none=True)

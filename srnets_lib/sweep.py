@@ -99,14 +99,15 @@ def run_job(job: Job, out_dir: str) -> dict:
         return {"job": job.name, "ok": False, "error": _summary(err), "seconds": time.time() - started}
 
 
-def compute_run(config_json: str, root: str, *dependencies) -> str:
-    """One run (a Ray task or a local call); `dependencies` only make Ray wait for them."""
+def compute_run(config_json: str, root: str, *dependencies) -> float:
+    """One run (a Ray task or a local call); returns its seconds. `dependencies` only make Ray
+    wait for them."""
     from .config import RunConfig
     from .train import execute
 
-    config = RunConfig.model_validate_json(config_json)
-    execute(config, Path(root), progress=False)
-    return config.key()
+    started = time.time()
+    execute(RunConfig.model_validate_json(config_json), Path(root), progress=False)
+    return time.time() - started
 
 
 def _summary(err: BaseException) -> str:
@@ -222,8 +223,8 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
                 continue
             try:
                 progress.set_running(1)
-                compute_run(config.model_dump_json(), str(root))
-                progress.report({"job": key, "ok": True, "error": None, "seconds": time.time() - started})
+                seconds = compute_run(config.model_dump_json(), str(root))
+                progress.report({"job": key, "ok": True, "error": None, "seconds": seconds})
             except Exception as err:  # reported; independent runs go on
                 failed.add(key)
                 progress.report({"job": key, "ok": False, "error": _summary(err),
@@ -236,7 +237,7 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
             waits = [refs[d.key()] for d in config.dependencies() if d.key() in refs]
             refs[config.key()] = remote.remote(config.model_dump_json(), str(root), *waits)
             pending[refs[config.key()]] = config
-        started, finished = time.time(), set()
+        finished = set()
         while pending:
             startable = [c for c in pending.values()
                          if all(d.key() in finished or d.key() not in refs for d in c.dependencies())]
@@ -247,8 +248,7 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
                 key = config.key()
                 finished.add(key)
                 try:
-                    ray.get(ref)
-                    progress.report({"job": key, "ok": True, "error": None, "seconds": time.time() - started})
+                    progress.report({"job": key, "ok": True, "error": None, "seconds": ray.get(ref)})
                 except Exception as err:
                     failed.add(key)
                     dependency = blocked_by(config)

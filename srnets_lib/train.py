@@ -12,6 +12,7 @@ select=best_after_0.7, and only among checkpoints at the target sparsity.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -49,8 +50,10 @@ def split_metric(data: TaskData, split, predictions: np.ndarray) -> float:
     return METRICS[data.metric](predictions, split.labels)
 
 
+@functools.cache
 def device() -> torch.device:
-    """Where runs train: the first CUDA device if there is one, else the CPU."""
+    """Where runs train: the first CUDA device if there is one, else the CPU (decided once:
+    it is asked for every batch)."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
