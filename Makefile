@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e ".[test,ray]"
 	touch $@
 
+# the notebooks read their default params_file from SRNETS_PARAMS
+book: export SRNETS_PARAMS = $(PARAMS)
 book: $(STAMP)
 	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR)
 	$(VENV)/bin/jupyter-book build --all .   # --all: re-execute every notebook against the run store
