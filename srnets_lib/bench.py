@@ -12,8 +12,8 @@ Variants:
   naive          the authors' setting: fp32, every pair padded to --max-length, random batches,
                  eager attention, and autograd through the frozen weights (every parameter
                  requires grad; the optimiser only steps the trainable ones)
-  ours fp32 pad  srnets_lib's training step (frozen weights get no gradient, SDPA attention),
-                 fp32, the same padded batches
+  ours fp32 pad  srnets_lib's training step (frozen weights get no gradient, SDPA attention,
+                 --dropout fast: params/toy.yaml's dropout_rng), fp32, the same padded batches
   ours pad       the same with RunConfig.precision=bf16 (autocast; weights stay fp32)
   ours           bf16, dynamic padding with length-grouped batches: the real lengths
 The ratios `ours pad / naive` (same padded workload) and `ours / naive` are the headline.
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import models, pruning
+from . import dropout, models, pruning
 from .data import load_task
 from .config import DataConfig
 from .data.encode import collate, encode, train_batches
@@ -48,7 +48,7 @@ WORKLOADS = ("finetune", "mask", "imp")
 VARIANTS = ("naive", "ours fp32 pad", "ours pad", "ours")
 
 
-def build_model(name: str, num_labels: int, naive: bool):
+def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch"):
     """The benchmarked model: 'tiny', 'packaged' (all 6 layers), 'packaged-2' (the toy's 2 layers)
     or 'bert-base' (BERT-base shape, random weights: speed does not depend on the values)."""
     from transformers import BertConfig, BertForSequenceClassification
@@ -56,14 +56,15 @@ def build_model(name: str, num_labels: int, naive: bool):
     attention = "eager" if naive else "sdpa"
     torch.manual_seed(0)
     if name == "bert-base":
-        config = BertConfig(num_labels=num_labels, attn_implementation=attention)
-        return BertForSequenceClassification(config)
-    if name == "tiny":
+        model = BertForSequenceClassification(BertConfig(num_labels=num_labels, attn_implementation=attention))
+    elif name == "tiny":
         model = models.load_model("tiny", num_labels)
     else:
         layers = int(name.split("-")[1]) if "-" in name else None
         model = models.load_model("packaged", num_labels, layers)
     model.set_attn_implementation(attention)
+    if dropout_rng == "fast" and not naive:
+        dropout.use_fast_dropout(model)
     return model
 
 
@@ -131,7 +132,7 @@ def _sync():
 
 def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict:
     naive = variant == "naive"
-    model = build_model(model_name, 3, naive).to(device())
+    model = build_model(model_name, 3, naive, args.dropout).to(device())
     masked = {}
     if workload in ("mask", "imp"):
         masked = pruning.install(model, models.is_prunable)
@@ -211,6 +212,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=8, help="measured steps (the median is reported)")
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--dropout", default="fast", choices=["fast", "torch"],
+                        help="dropout_rng of the 'ours' variants (naive always uses torch's)")
     parser.add_argument("--out", default="bench/results.json", help="appends one record per run")
     args = parser.parse_args(argv)
 

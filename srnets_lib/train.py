@@ -22,7 +22,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import bias as bias_lib
-from . import losses, models, paths, pruning
+from . import dropout, losses, models, paths, pruning
 from .config import RunConfig
 from .data import TaskData, load_task
 from .data.encode import collate, encode, eval_batches, train_batches
@@ -121,6 +121,8 @@ class Trainer:
         self.pad_id = self.tokenizer.pad_token_id or 0
         self.model = models.load_model(cfg.backbone, len(self.data.label_names), cfg.num_layers,
                                        seed=cfg.seed).to(device())
+        if cfg.dropout_rng == "fast":
+            dropout.use_fast_dropout(self.model)
         if cfg.init_from is not None:
             load_weights(self.model, Run(cfg.init_from, self.run.dir.parent), cfg.init_step)
         self.masked = {}
