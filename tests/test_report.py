@@ -31,6 +31,15 @@ def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
     assert "**confirmed**" in lines[0] and "**not confirmed**" in lines[1]
 
 
+def test_subnetworks_are_compared_with_the_std_model_when_the_poe_model_collapsed():
+    df = pd.concat([full((0.90, 0.50), (0.43, 0.53)), pd.DataFrame([
+        {"task": "nli", "series": "mask (poe) + poe ft", "seed": 1, "x": 0.5, "id": 0.88, "ood:hans": 0.56}])])
+    text = report.subnetworks_vs_full(df, "mask (poe) + poe ft", reference="full bert (poe)", xs=(0.5,))
+    first, second = text.splitlines()
+    assert "full bert (poe) did not learn the task (ID 43.0" in first
+    assert "(98% of full bert (std)), OOD 56.0 (+6.0 points)" in second and "**confirmed**" in second
+
+
 def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
     df = pd.DataFrame([
         {"task": "nli", "series": "full bert (std)", "seed": 1, "x": 0.0, "reference": True, "id": 0.93, "ood:hans": 0.47},
