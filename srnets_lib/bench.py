@@ -8,14 +8,14 @@ Workloads (one optimiser step each, the same examples, model shape and batch siz
   mask      only the mask scores train (algorithm 2); every weight frozen
   imp       weights train under a fixed 50% magnitude mask (algorithm 1 between pruning steps)
 
-Variants:
-  naive          the authors' setting: fp32, every pair padded to --max-length, random batches,
-                 eager attention, and autograd through the frozen weights (every parameter
-                 requires grad; the optimiser only steps the trainable ones)
-  ours fp32 pad  srnets_lib's training step (frozen weights get no gradient, SDPA attention,
-                 --dropout fast: params/toy.yaml's dropout_rng), fp32, the same padded batches
-  ours pad       the same with RunConfig.precision=bf16 (autocast; weights stay fp32)
-  ours           bf16, dynamic padding with length-grouped batches: the real lengths
+Variants, each adding one change to the one before it:
+  naive     the authors' setting: fp32, every pair padded to --max-length, random batches,
+            eager attention, torch's dropout, and autograd through the frozen weights (every
+            parameter requires grad; the optimiser only steps the trainable ones)
+  fp32 pad  srnets_lib's training step: frozen weights get no gradient, SDPA attention
+  bf16 pad  + RunConfig.precision=bf16 (autocast; weights stay fp32)
+  ours pad  + RunConfig.dropout_rng=fast (srnets_lib/dropout.py): params/toy.yaml's settings
+  ours      + dynamic padding with length-grouped batches: the real lengths
 The ratios `ours pad / naive` (same padded workload) and `ours / naive` are the headline.
 
 Memory: CUDA peak allocated; on CPU the peak resident-set growth from the first step on
@@ -45,7 +45,10 @@ from .data.encode import collate, encode, train_batches
 from .train import autocast, device, model_inputs
 
 WORKLOADS = ("finetune", "mask", "imp")
-VARIANTS = ("naive", "ours fp32 pad", "ours pad", "ours")
+# variant: (precision, padded to --max-length, dropout_rng); see the docstring
+VARIANTS = {"naive": ("fp32", True, "torch"), "fp32 pad": ("fp32", True, "torch"),
+            "bf16 pad": ("bf16", True, "torch"), "ours pad": ("bf16", True, "fast"),
+            "ours": ("bf16", False, "fast")}
 
 
 def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch"):
@@ -63,7 +66,7 @@ def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "tor
         layers = int(name.split("-")[1]) if "-" in name else None
         model = models.load_model("packaged", num_labels, layers)
     model.set_attn_implementation(attention)
-    if dropout_rng == "fast" and not naive:
+    if dropout_rng == "fast":
         dropout.use_fast_dropout(model)
     return model
 
@@ -132,7 +135,8 @@ def _sync():
 
 def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict:
     naive = variant == "naive"
-    model = build_model(model_name, 3, naive, args.dropout).to(device())
+    precision, padded, dropout_rng = VARIANTS[variant]
+    model = build_model(model_name, 3, naive, dropout_rng).to(device())
     masked = {}
     if workload in ("mask", "imp"):
         masked = pruning.install(model, models.is_prunable)
@@ -149,17 +153,16 @@ def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict
     if naive:  # autograd through every frozen weight; only `trainable` is stepped
         model.requires_grad_(True)
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
-    bf16 = variant in ("ours pad", "ours")
-    pad_to = None if variant == "ours" else args.max_length
+    pad_to = args.max_length if padded else None
     rng = np.random.default_rng(0)
-    batches = train_batches(encoded, args.batch_size, rng, group_by_length=variant == "ours")
+    batches = train_batches(encoded, args.batch_size, rng, group_by_length=not padded)
     batches = [b for b in batches if len(b) == args.batch_size]
     model.train()
 
     def step(index):
         inputs = model_inputs(collate(encoded, index, 0, pad_to))
         labels = torch.from_numpy(encoded.labels[index]).to(device())
-        with autocast("bf16" if bf16 else "fp32"):
+        with autocast(precision):
             logits = model(**inputs).logits
         loss = torch.nn.functional.cross_entropy(logits.float(), labels)
         optimizer.zero_grad(set_to_none=True)
@@ -212,8 +215,6 @@ def main(argv=None) -> int:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=8, help="measured steps (the median is reported)")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--dropout", default="fast", choices=["fast", "torch"],
-                        help="dropout_rng of the 'ours' variants (naive always uses torch's)")
     parser.add_argument("--out", default="bench/results.json", help="appends one record per run")
     args = parser.parse_args(argv)
 
