@@ -48,12 +48,17 @@ def tiny_model():
     return model, batch
 
 
-def test_use_fast_dropout_replaces_every_dropout_and_keeps_eval_outputs():
+def fast_model_and_torch_eval_logits():
+    """The tiny model with fast dropout installed, and its eval logits from before."""
     model, batch = tiny_model()
     model.eval()
     with torch.no_grad():
         before = model(**batch).logits
-    dropout.use_fast_dropout(model)
+    return dropout.use_fast_dropout(model), batch, before
+
+
+def test_use_fast_dropout_replaces_every_dropout_and_keeps_eval_outputs():
+    model, batch, before = fast_model_and_torch_eval_logits()
     assert not any(type(m) is nn.Dropout for m in model.modules())
     assert all(not m.training for m in model.modules())
     with torch.no_grad():
@@ -62,11 +67,7 @@ def test_use_fast_dropout_replaces_every_dropout_and_keeps_eval_outputs():
 
 def test_attention_with_dropout_matches_sdpa_when_nothing_is_dropped():
     """The CPU path with dropout (softmax(QK^T / sqrt(d) + padding mask) V) is SDPA's attention."""
-    model, batch = tiny_model()
-    model.eval()
-    with torch.no_grad():
-        reference = model(**batch).logits
-    dropout.use_fast_dropout(model)
+    model, batch, reference = fast_model_and_torch_eval_logits()
     model.train()
     for module in model.modules():
         if isinstance(module, nn.Dropout):
