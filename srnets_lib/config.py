@@ -73,8 +73,8 @@ class RunConfig(_Frozen):
     # bf16: forward passes under torch.autocast (weights and optimiser state stay fp32); pays on
     # GPUs and on CPUs with native bf16 (AVX512-BF16/AMX). See `python -m srnets_lib.bench`.
     precision: Literal["fp32", "bf16"] = "fp32"
-    # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), ~1.5x
-    # per padded step of the toy; torch: torch's own dropout (the authors'). Same on CUDA.
+    # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), 1.25-1.5x
+    # per padded step (make bench); torch: torch's own dropout (the authors'). Same on CUDA.
     dropout_rng: Literal["torch", "fast"] = "torch"
     # pruning (appendix A.1, table 4)
     sparsity: float = Field(0.0, ge=0.0, lt=1.0)
