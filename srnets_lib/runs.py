@@ -101,9 +101,9 @@ class Run:
                 os.close(fd)
                 break
             except FileExistsError:
-                if _lock_alive(lock):
+                self.release_stale_lock()
+                if lock.exists():
                     raise RunBusy(f"run {self.key} is being computed by {lock.read_text()}") from None
-                lock.unlink(missing_ok=True)
         else:
             raise RunBusy(f"could not claim run {self.key}")
         try:
