@@ -87,7 +87,6 @@ def check(html: Path, screenshots: Path) -> list[str]:
                 failures.append(f"{name}: {page} was not built")
                 continue
             driver.get(page.resolve().as_uri())
-            driver.execute_script("return document.readyState")
             title = driver.title
             images = driver.execute_script(
                 "return Array.from(document.querySelectorAll('main img, article img'))"
