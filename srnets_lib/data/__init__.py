@@ -1,4 +1,8 @@
-"""Task data: synthetic (the embedded default), the hub, or the original local files."""
+"""Task data: synthetic (the embedded default), the hub, or the original local files.
+
+With `data.source: hub` the splits the hub lacks in the paper's form still come from files
+(hub.py); relative `data.path` values resolve against the project root (local.data_folder).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ def load_task(task: str, data: DataConfig) -> TaskData:
     else:
         from .hub import load_hub
 
-        loaded = load_hub(task, data.ood_train)
+        loaded = load_hub(task, data.path, data.ood_train)  # HANS, PAWS-qqp, FEVER: files under data.path
     loaded.train = loaded.train.head(data.train_size)
     loaded.dev = loaded.dev.head(data.dev_size)
     loaded.ood = {k: v.head(data.ood_size) for k, v in loaded.ood.items()}

@@ -1,46 +1,85 @@
-"""Loading the real datasets from the Hugging Face hub (needs internet; never used offline).
+"""The real datasets from the Hugging Face hub (needs internet; tests replace `_load_dataset`).
 
-Hub identifiers (GUIDE): glue/mnli, hans, glue/qqp, paws/labeled_final. PAWS-qqp and the
-processed FEVER / FEVER-Symmetric files are not on the hub in the paper's form: use
-`data.source: local` for them (see local.py).
+On the hub as parquet (loadable by `datasets` >= 4, which runs no loading scripts): MNLI and
+QQP (`nyu-mll/glue`, configs mnli and qqp) and PAWS-wiki (`google-research-datasets/paws`,
+config labeled_final). Every other split the paper uses is read from the files under
+`data.path` (default `data/`, layout in local.py): HANS (`hans` / `jhu-cogsci/hans` is a
+loading script, so it no longer loads), PAWS-qqp (built by the user from QQP), and the
+processed FEVER / FEVER-Symmetric files (the whole factcheck task).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from . import local
+from .local import DataFileError
 from .splits import Split, TaskData
-from .tasks import HANS_COLLAPSE, HANS_LABELS, spec
+from .tasks import spec
+
+GLUE = "nyu-mll/glue"
+PAWS = "google-research-datasets/paws"
 
 
-def _split(dataset, name, a, b, label_names, collapse=None) -> Split:
-    rows = [r for r in dataset if r["label"] >= 0]  # GLUE marks unlabelled rows with -1
-    return Split(name, [r[a] for r in rows], [r[b] for r in rows], [r["label"] for r in rows],
-                 label_names, collapse)
-
-
-def load_hub(task: str, ood_train: bool = False) -> TaskData:
+def _load_dataset(hub_id: str, config: str):
+    """The one call to the hub: a DatasetDict of `hub_id`'s `config`."""
     from datasets import load_dataset
 
+    return load_dataset(hub_id, config)
+
+
+def _split(dataset, where: str, name: str, a: str, b: str, labels: list[str]) -> Split:
+    """Columns `a`, `b` and `label` (the task's class indices) of one hub split, without the
+    unlabelled rows (GLUE marks them with -1)."""
+    missing = [c for c in (a, b, "label") if c not in dataset.column_names]
+    if missing:
+        raise DataFileError(f"{where}: missing column(s) {missing}; it has {dataset.column_names}")
+    columns = dataset.select_columns([a, b, "label"]).to_dict()
+    keep = [i for i, y in enumerate(columns["label"]) if y >= 0]
+    bad = sorted({columns["label"][i] for i in keep if columns["label"][i] >= len(labels)})
+    if bad:
+        raise DataFileError(f"{where}: label(s) {bad} outside the {len(labels)} classes {labels}")
+    return Split(name, [columns[a][i] for i in keep], [columns[b][i] for i in keep],
+                 [columns["label"][i] for i in keep], labels)
+
+
+def _hub_splits(hub_id: str, config: str, wanted: dict[str, str], a: str, b: str,
+                labels: list[str]) -> dict[str, Split]:
+    """`wanted`: our split name -> the hub's split name."""
+    loaded = _load_dataset(hub_id, config)
+    out = {}
+    for name, hub_split in wanted.items():
+        if hub_split not in loaded:
+            raise DataFileError(f"{hub_id} ({config}): no split {hub_split!r}; it has {sorted(loaded)}")
+        out[name] = _split(loaded[hub_split], f"{hub_id} ({config}) {hub_split}", name, a, b, labels)
+    return out
+
+
+def load_hub(task: str, folder: str | Path | None = None, ood_train: bool = False) -> TaskData:
+    """`task` with MNLI / QQP / PAWS-wiki from the hub and the other splits from `folder`."""
+    root = local.data_folder(folder) / spec(task).name
     labels = list(spec(task).labels)
+    if task == "factcheck":
+        return local.load_factcheck(root, ood_train)
+    notes: list[str] = [f"local files in {root}"]
     if task == "nli":
-        mnli = load_dataset("glue", "mnli")
-        hans = load_dataset("hans")
-        train = _split(mnli["train"], "train", "premise", "hypothesis", labels)
-        dev = _split(mnli["validation_matched"], "dev", "premise", "hypothesis", labels)
-        ood = {"hans": _split(hans["validation"], "hans", "premise", "hypothesis", HANS_LABELS, HANS_COLLAPSE)}
-        if ood_train:
-            extra = _split(hans["train"], "hans_train", "premise", "hypothesis", HANS_LABELS)
-            extra.labels = (extra.labels * 2)  # non-entailment -> contradiction (see local.py)
-            extra.label_names = labels
-            train = train.concat(extra, "train+ood")
-    elif task == "paraphrase":
-        qqp = load_dataset("glue", "qqp")
-        paws = load_dataset("paws", "labeled_final")
-        train = _split(qqp["train"], "train", "question1", "question2", labels)
-        dev = _split(qqp["validation"], "dev", "question1", "question2", labels)
-        ood = {"paws_wiki": _split(paws["test"], "paws_wiki", "sentence1", "sentence2", labels)}
-        if ood_train:
-            train = train.concat(_split(paws["train"], "paws_train", "sentence1", "sentence2", labels), "train+ood")
+        mnli = _hub_splits(GLUE, "mnli", {"train": "train", "dev": "validation_matched"},
+                           "premise", "hypothesis", labels)
+        train, dev = mnli["train"], mnli["dev"]
+        ood = {"hans": local.hans(root)}
+        extra = lambda: local.hans_train(root)  # noqa: E731
+        source = f"hub {GLUE} (mnli)"
     else:
-        raise ValueError("factcheck: the processed FEVER and FEVER-Symmetric files are not on the hub; "
-                         "download them (github.com/TalSchuster/FeverSymmetric) and use data.source=local")
-    return TaskData(task, labels, spec(task).metric, train, dev, ood, description="hub datasets")
+        qqp = _hub_splits(GLUE, "qqp", {"train": "train", "dev": "validation"},
+                          "question1", "question2", labels)
+        paws = _hub_splits(PAWS, "labeled_final", {"paws_wiki": "test", "paws_train": "train"}
+                           if ood_train else {"paws_wiki": "test"}, "sentence1", "sentence2", labels)
+        train, dev = qqp["train"], qqp["dev"]
+        ood: dict[str, Split] = {}
+        local.add_paws_qqp(ood, root, notes)
+        ood["paws_wiki"] = paws["paws_wiki"]
+        extra = lambda: paws["paws_train"]  # noqa: E731
+        source = f"hub {GLUE} (qqp), {PAWS} (labeled_final)"
+    if ood_train:
+        train = train.concat(extra(), "train+ood")
+    return local.task_data(task, train, dev, ood, source, notes)

@@ -1,13 +1,15 @@
 """Loaders for the original files (GUIDE "Data formats"), with errors naming file and line.
 
-Folder layout for `data.source: local` (`data.path` points at it):
-  nli/        train.tsv, dev_matched.tsv (MNLI, GLUE), heuristics_evaluation_set.txt,
-              heuristics_train_set.txt (HANS, only for ood_train)
-  paraphrase/ train.tsv, dev.tsv (QQP, GLUE), paws_qqp/dev_and_test.tsv,
-              paws_wiki/test.tsv, paws_wiki/train.tsv (PAWS, only for ood_train)
-  factcheck/  fever.train.jsonl, fever.dev.jsonl (processed FEVER),
-              symmetric_v0.1_fever_symmetric_generated.jsonl,
-              symmetric_v0.2_fever_symmetric_test.jsonl, symmetric_v0.2_fever_symmetric_dev.jsonl
+Folder layout under `data.path` (relative paths resolve against the project root; with
+`data.source: hub` the folder defaults to `data/` and holds only the starred files, the
+splits the hub does not have in the paper's form):
+  nli/        train.tsv, dev_matched.tsv (MNLI, GLUE), *heuristics_evaluation_set.txt,
+              *heuristics_train_set.txt (HANS; the train set only for ood_train)
+  paraphrase/ train.tsv, dev.tsv (QQP, GLUE), *paws_qqp/dev_and_test.tsv (optional: PAWS-qqp
+              is evaluated when present), paws_wiki/test.tsv, paws_wiki/train.tsv (ood_train)
+  factcheck/  *fever.train.jsonl, *fever.dev.jsonl (processed FEVER),
+              *symmetric_v0.1_fever_symmetric_generated.jsonl,
+              *symmetric_v0.2_fever_symmetric_test.jsonl, *symmetric_v0.2_fever_symmetric_dev.jsonl
 """
 
 from __future__ import annotations
@@ -17,17 +19,50 @@ import json
 import sys
 from pathlib import Path
 
+from .. import paths
 from .splits import Split, TaskData
 from .tasks import HANS_COLLAPSE, HANS_LABELS, SYMMETRIC_COLLAPSE, SYMMETRIC_LABELS, spec
 
 csv.field_size_limit(sys.maxsize)
+
+DEFAULT_FOLDER = "data"  # data.path when data.source=hub leaves it unset
+# Where each dataset comes from: the hint in a missing file's error.
+SOURCES = {
+    "MNLI": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
+    "HANS": "github.com/tommccoy1/hans (MIT licence)",
+    "QQP": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
+    "PAWS-qqp": "generate it with qqp_generate_data.py of github.com/google-research-datasets/paws "
+                "from the QQP train.tsv",
+    "PAWS-wiki": "github.com/google-research-datasets/paws (labeled_final), or use data.source=hub",
+    "FEVER": "github.com/TalSchuster/FeverSymmetric (processed FEVER train/dev)",
+    "FEVER-Symmetric": "github.com/TalSchuster/FeverSymmetric",
+}
 
 
 class DataFileError(ValueError):
     """A data file is missing, empty or malformed; the message says where and what."""
 
 
-def _rows_tsv(path: Path, required: list[str]):
+def data_folder(path: str | Path | None) -> Path:
+    """`data.path` as an absolute folder: a relative path is taken from the current directory
+    if it exists there, else from the project root (notebooks run in book/, Ray workers
+    anywhere), which is also where a missing folder is expected."""
+    folder = paths.project_file(path or DEFAULT_FOLDER)
+    if folder.is_absolute():
+        return folder
+    return folder.resolve() if folder.exists() else paths.PROJECT_ROOT / folder
+
+
+def required(path: Path, dataset: str) -> Path:
+    """`path`, or one line naming the dataset, the path expected and where to get it."""
+    if not path.is_file():
+        raise DataFileError(f"{dataset}: {path} not found; get it from {SOURCES[dataset]}")
+    return path
+
+
+def _rows_tsv(path: Path, required: list[str], short_rows: list[int] | None = None):
+    """Rows of a tab-separated file with a header. Rows with fewer fields than the header
+    raise, or, when `short_rows` is a list, are skipped and their line numbers appended."""
     path = Path(path)
     if not path.is_file():
         raise DataFileError(f"{path}: file not found")
@@ -42,7 +77,10 @@ def _rows_tsv(path: Path, required: list[str]):
         index = {c: header.index(c) for c in required}
         for line, row in enumerate(reader, start=2):
             if len(row) < len(header):
-                raise DataFileError(f"{path}, line {line}: {len(row)} fields, expected {len(header)}")
+                if short_rows is None:
+                    raise DataFileError(f"{path}, line {line}: {len(row)} fields, expected {len(header)}")
+                short_rows.append(line)
+                continue
             yield line, {c: row[i] for c, i in index.items()}
 
 
@@ -102,8 +140,15 @@ def read_hans(path, name="hans") -> Split:
 
 
 def read_qqp(path, name="qqp") -> Split:
-    rows = _rows_tsv(path, ["question1", "question2", "is_duplicate"])
-    return _to_split(name, path, rows, ["0", "1"], "is_duplicate", "question1", "question2")
+    """GLUE QQP. Its train/dev files hold a few rows with fewer fields than the header; the
+    authors' processor (transformers' QqpProcessor) skips them, so we do, and say how many."""
+    short: list[int] = []
+    rows = _rows_tsv(path, ["question1", "question2", "is_duplicate"], short_rows=short)
+    split = _to_split(name, path, rows, ["0", "1"], "is_duplicate", "question1", "question2")
+    if short:
+        split.notes.append(f"skipped {len(short)} short rows in {Path(path).name} "
+                           f"(lines {', '.join(map(str, short[:5]))}{', ...' if len(short) > 5 else ''})")
+    return split
 
 
 def read_paws(path, name="paws") -> Split:
@@ -127,48 +172,83 @@ def read_symmetric(path, name="symmetric") -> Split:
 
 def _relabel(split: Split, names: list[str]) -> Split:
     """Give a split the model's label names (binary QQP/PAWS files use "0"/"1")."""
-    return Split(split.name, split.text_a, split.text_b, split.labels, names, split.collapse)
+    return Split(split.name, split.text_a, split.text_b, split.labels, names, split.collapse, split.notes)
 
 
-def load_local(task: str, folder: str | Path, ood_train: bool = False) -> TaskData:
-    root = Path(folder) / task
-    if not root.is_dir():
-        raise DataFileError(f"{root}: folder not found (data.path must hold {task}/, see srnets_lib/data/local.py)")
-    labels = list(spec(task).labels)
-    if task == "nli":
-        train, dev = read_mnli(root / "train.tsv", "train"), read_mnli(root / "dev_matched.tsv", "dev")
-        ood = {"hans": read_hans(root / "heuristics_evaluation_set.txt")}
-        extra = lambda: _hans_as_mnli(read_hans(root / "heuristics_train_set.txt"))  # noqa: E731
-    elif task == "paraphrase":
-        train = _relabel(read_qqp(root / "train.tsv", "train"), labels)
-        dev = _relabel(read_qqp(root / "dev.tsv", "dev"), labels)
-        ood = {"paws_qqp": _relabel(read_paws(root / "paws_qqp" / "dev_and_test.tsv", "paws_qqp"), labels),
-               "paws_wiki": _relabel(read_paws(root / "paws_wiki" / "test.tsv", "paws_wiki"), labels)}
-        extra = lambda: _relabel(read_paws(root / "paws_wiki" / "train.tsv"), labels)  # noqa: E731
-    elif task == "factcheck":
-        train, dev = read_fever(root / "fever.train.jsonl", "train"), read_fever(root / "fever.dev.jsonl", "dev")
-        ood = {"symmetric_v1": read_symmetric(root / "symmetric_v0.1_fever_symmetric_generated.jsonl", "symmetric_v1"),
-               "symmetric_v2": read_symmetric(root / "symmetric_v0.2_fever_symmetric_test.jsonl", "symmetric_v2")}
-        extra = lambda: _symmetric_dev_x10(root / "symmetric_v0.2_fever_symmetric_dev.jsonl")  # noqa: E731
-    else:
-        raise ValueError(f"unknown task {task!r}")
-    if ood_train:
-        train = train.concat(extra(), "train+ood")
-    return TaskData(task, labels, spec(task).metric, train, dev, ood, description=f"local files in {root}")
+def _paws_wiki(root: Path, file: str, name: str) -> Split:
+    path = required(root / "paws_wiki" / file, "PAWS-wiki")
+    return _relabel(read_paws(path, name), list(spec("paraphrase").labels))
 
 
-def _hans_as_mnli(split: Split) -> Split:
+# The splits both sources take from files (the hub lacks them in the paper's form).
+
+def hans(root: Path) -> Split:
+    """HANS evaluation set (section 4.1), `root` = <data.path>/nli."""
+    return read_hans(required(root / "heuristics_evaluation_set.txt", "HANS"), "hans")
+
+
+def hans_train(root: Path) -> Split:
     """HANS train rows in MNLI's three-class space for section 4.5's mixture.
 
     The paper does not say how two-class HANS labels enter three-class training; we map
     non-entailment to contradiction (an assumption; evaluation collapses both anyway)."""
+    split = read_hans(required(root / "heuristics_train_set.txt", "HANS"), "hans_train")
     labels = [0 if y == 0 else 2 for y in split.labels]
     return Split("hans_train", split.text_a, split.text_b, labels, list(spec("nli").labels))
 
 
-def _symmetric_dev_x10(path: Path) -> Split:
-    """Section 4.5 / appendix B.3.3: Symmetric v2 dev copied 10 times as OOD training data."""
-    dev = read_symmetric(path, "symmetric_v2_dev")
-    copies = Split("symmetric_v2_dev_x10", dev.text_a * 10, dev.text_b * 10,
-                   list(dev.labels) * 10, list(spec("factcheck").labels))
-    return copies
+def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str]) -> None:
+    """PAWS-qqp (section 4.1) into `ood` when its file exists, else a note that it was skipped:
+    the user has to generate it from QQP, so its absence does not stop a run."""
+    path = root / "paws_qqp" / "dev_and_test.tsv"
+    if path.is_file():
+        ood["paws_qqp"] = _relabel(read_paws(path, "paws_qqp"), list(spec("paraphrase").labels))
+    else:
+        notes.append(f"PAWS-qqp skipped: {path} not found ({SOURCES['PAWS-qqp']})")
+
+
+def load_factcheck(root: Path, ood_train: bool = False) -> TaskData:
+    """FEVER and FEVER-Symmetric v1/v2, all from files (`root` = <data.path>/factcheck)."""
+    train = read_fever(required(root / "fever.train.jsonl", "FEVER"), "train")
+    dev = read_fever(required(root / "fever.dev.jsonl", "FEVER"), "dev")
+    ood = {name: read_symmetric(required(root / file, "FEVER-Symmetric"), name) for name, file in
+           (("symmetric_v1", "symmetric_v0.1_fever_symmetric_generated.jsonl"),
+            ("symmetric_v2", "symmetric_v0.2_fever_symmetric_test.jsonl"))}
+    if ood_train:  # section 4.5 / appendix B.3.3: Symmetric v2 dev copied 10 times
+        extra = read_symmetric(required(root / "symmetric_v0.2_fever_symmetric_dev.jsonl", "FEVER-Symmetric"),
+                               "symmetric_v2_dev")
+        train = train.concat(Split("symmetric_v2_dev_x10", extra.text_a * 10, extra.text_b * 10,
+                                   list(extra.labels) * 10, list(spec("factcheck").labels)), "train+ood")
+    return task_data("factcheck", train, dev, ood, f"local files in {root}")
+
+
+def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source: str,
+              notes: list[str] = ()) -> TaskData:
+    """TaskData whose description names the source and every note (skipped rows or sets)."""
+    all_notes = [n for s in (train, dev, *ood.values()) for n in s.notes] + list(notes)
+    return TaskData(task, list(spec(task).labels), spec(task).metric, train, dev, ood,
+                    description="; ".join([source, *all_notes]))
+
+
+def load_local(task: str, folder: str | Path | None, ood_train: bool = False) -> TaskData:
+    """Every split of `task` from the files under `folder` (layout at the top of this module)."""
+    root = data_folder(folder) / spec(task).name
+    labels = list(spec(task).labels)
+    notes: list[str] = []
+    if task == "factcheck":
+        return load_factcheck(root, ood_train)
+    if task == "nli":
+        train = read_mnli(required(root / "train.tsv", "MNLI"), "train")
+        dev = read_mnli(required(root / "dev_matched.tsv", "MNLI"), "dev")
+        ood = {"hans": hans(root)}
+        extra = lambda: hans_train(root)  # noqa: E731
+    else:
+        train = _relabel(read_qqp(required(root / "train.tsv", "QQP"), "train"), labels)
+        dev = _relabel(read_qqp(required(root / "dev.tsv", "QQP"), "dev"), labels)
+        ood: dict[str, Split] = {}
+        add_paws_qqp(ood, root, notes)
+        ood["paws_wiki"] = _paws_wiki(root, "test.tsv", "paws_wiki")
+        extra = lambda: _paws_wiki(root, "train.tsv", "paws_train")  # noqa: E731
+    if ood_train:
+        train = train.concat(extra(), "train+ood")
+    return task_data(task, train, dev, ood, f"local files in {root}", notes)

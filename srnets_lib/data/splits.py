@@ -13,7 +13,8 @@ class Split:
 
     `label_names` are this split's own classes. `collapse[c]` maps the model's class c to
     this split's class (-1: always wrong); None when the two label sets are the same. HANS
-    uses it to count neutral and contradiction as non-entailment (section 4.1).
+    uses it to count neutral and contradiction as non-entailment (section 4.1). `notes` say
+    what the reader left out (e.g. QQP's short rows); `TaskData.description` repeats them.
     """
 
     name: str
@@ -22,6 +23,7 @@ class Split:
     labels: np.ndarray
     label_names: list[str]
     collapse: list[int] | None = None
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, dtype=np.int64)
@@ -35,11 +37,12 @@ class Split:
         if n is None or n >= len(self):
             return self
         return Split(self.name, self.text_a[:n], self.text_b[:n], self.labels[:n],
-                     self.label_names, self.collapse)
+                     self.label_names, self.collapse, self.notes)
 
     def concat(self, other: "Split", name: str) -> "Split":
         return Split(name, self.text_a + other.text_a, self.text_b + other.text_b,
-                     np.concatenate([self.labels, other.labels]), self.label_names, self.collapse)
+                     np.concatenate([self.labels, other.labels]), self.label_names, self.collapse,
+                     self.notes + other.notes)
 
 
 @dataclass

@@ -1,0 +1,260 @@
+"""The real-data loaders on small fixtures in the original formats (GUIDE "Data formats"), and
+the hub path on locally built `datasets` objects with the hub's schema (no network)."""
+
+import numpy as np
+import pytest
+
+from srnets_lib import paths
+from srnets_lib.config import DataConfig
+from srnets_lib.data import hub, load_task, local
+
+HANS_HEADER = ("gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
+               "sentence2_parse\tsentence1\tsentence2\tpairID\theuristic\tsubcase\ttemplate\n")
+
+
+def hans_row(label, s1, s2, pair):
+    parse = lambda s: "( " + s.replace(" .", " ) .")  # noqa: E731  (the binary-parse columns)
+    return (f"{label}\t{parse(s1)}\t{parse(s2)}\t(ROOT (S {s1}))\t(ROOT (S {s2}))\t{s1}\t{s2}\t{pair}\t"
+            "lexical_overlap\tln_subject/object_swap\ttemp1\n")
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_hans(folder, name="heuristics_evaluation_set.txt"):
+    return write(folder / "nli" / name, HANS_HEADER
+                 + hans_row("non-entailment", "The doctor saw the lawyer .", "The lawyer saw the doctor .", "ex0")
+                 + hans_row("entailment", "The doctor near the actor danced .", "The actor danced .", "ex1")
+                 + hans_row("non-entailment", "The judge by the actor stopped .", "The actor stopped .", "ex2"))
+
+
+QQP_HEADER = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
+
+
+def write_paraphrase_files(folder, paws_qqp: bool):
+    root = folder / "paraphrase"
+    # A question with a line break splits its row in two short rows, as in GLUE's QQP train.tsv.
+    write(root / "train.tsv", QQP_HEADER
+          + "0\t1\t2\tHow do I learn Python?\tWhat is the best way to learn Python?\t1\n"
+          + "1\t3\t4\tWhy is the sky blue?\tWhy is\n"
+          + "the sea blue?\t0\n"
+          + "2\t5\t6\tWho wrote Hamlet?\tWho is the author of Hamlet?\t1\n")
+    write(root / "dev.tsv", QQP_HEADER + "7\t9\t10\tIs tea healthy?\tIs coffee healthy?\t0\n")
+    write(root / "paws_wiki" / "test.tsv", "id\tsentence1\tsentence2\tlabel\n1\tA b c .\tC b a .\t0\n")
+    if paws_qqp:
+        write(root / "paws_qqp" / "dev_and_test.tsv",
+              "id\tsentence1\tsentence2\tlabel\n5\tHow can I be a good geologist ?\t"
+              "What should I do to be a great geologist ?\t1\n")
+    return root
+
+
+def write_factcheck_files(folder):
+    root = folder / "factcheck"
+    write(root / "fever.train.jsonl",
+          '{"id": 1, "claim": "Paris is in France.", "evidence": "Paris is the capital of France.", '
+          '"gold_label": "SUPPORTS"}\n'
+          '{"id": 2, "claim": "Paris is in Spain.", "evidence": "Paris is the capital of France.", '
+          '"gold_label": "REFUTES"}\n'
+          '{"id": 3, "claim": "Paris has a zoo.", "evidence": "Paris is a city.", '
+          '"gold_label": "NOT ENOUGH INFO"}\n')
+    write(root / "fever.dev.jsonl",
+          '{"claim": "Rome is in Italy.", "evidence": "Rome is the capital of Italy.", "gold_label": "SUPPORTS"}\n')
+    write(root / "symmetric_v0.1_fever_symmetric_generated.jsonl",
+          '{"id": 7, "claim": "Oslo is not in Norway.", "evidence_sentence": "Oslo is in Norway.", '
+          '"label": "REFUTES"}\n')
+    v2 = ('{"id": 8, "claim": "Bern is in Switzerland.", "evidence": "Bern is the Swiss capital.", '
+          '"gold_label": "SUPPORTS", "sentence1": "x", "sentence2": "y"}\n')
+    write(root / "symmetric_v0.2_fever_symmetric_test.jsonl", v2)
+    write(root / "symmetric_v0.2_fever_symmetric_dev.jsonl", v2)
+    return root
+
+
+# --- original files -------------------------------------------------------------------------
+
+def test_qqp_short_rows_are_skipped_and_counted(tmp_path):
+    write_paraphrase_files(tmp_path, paws_qqp=False)
+    split = local.read_qqp(tmp_path / "paraphrase" / "train.tsv", "train")
+    assert split.text_a == ["How do I learn Python?", "Who wrote Hamlet?"]
+    assert split.labels.tolist() == [1, 1]
+    assert split.notes == ["skipped 2 short rows in train.tsv (lines 3, 4)"]
+    data = local.load_local("paraphrase", tmp_path)
+    assert "skipped 2 short rows in train.tsv" in data.description
+    assert "dev.tsv" not in data.description  # the dev file has none
+
+
+def test_qqp_missing_column_and_bad_label_still_raise(tmp_path):
+    no_label = write(tmp_path / "a.tsv", "id\tqid1\tqid2\tquestion1\tquestion2\n0\t1\t2\tA?\tB?\n")
+    with pytest.raises(local.DataFileError, match=r"a.tsv, line 1: missing column\(s\) \['is_duplicate'\]"):
+        local.read_qqp(no_label)
+    bad = write(tmp_path / "b.tsv", QQP_HEADER + "0\t1\t2\tA?\tB?\t1\n1\t3\t4\tC?\tD?\tyes\n")
+    with pytest.raises(local.DataFileError, match=r"b.tsv, line 3: label 'yes' is not one of \['0', '1'\]"):
+        local.read_qqp(bad)
+
+
+def test_other_tsv_short_rows_still_raise(tmp_path):
+    path = write(tmp_path / "heuristics_evaluation_set.txt", HANS_HEADER + "entailment\tonly two\n")
+    with pytest.raises(local.DataFileError, match=r"line 2: 2 fields, expected 11"):
+        local.read_hans(path)
+
+
+def test_hans_original_file_collapses_mnli_classes(tmp_path):
+    from srnets_lib.train import split_metric
+
+    split = local.hans(write_hans(tmp_path).parent)
+    assert split.labels.tolist() == [1, 0, 1] and split.label_names == ["entailment", "non-entailment"]
+    assert split.text_a[1] == "The doctor near the actor danced ."  # sentence1, not a parse column
+    data = local.task_data("nli", split, split, {"hans": split}, "test")
+    # the model's neutral (1) and contradiction (2) both count as non-entailment; entailment is wrong
+    assert split_metric(data, split, np.array([1, 0, 2])) == 1.0
+    assert split_metric(data, split, np.array([0, 0, 0])) == pytest.approx(1 / 3)
+
+
+def test_hans_train_for_ood_mixture_maps_non_entailment_to_contradiction(tmp_path):
+    split = local.hans_train(write_hans(tmp_path, "heuristics_train_set.txt").parent)
+    assert split.labels.tolist() == [2, 0, 2] and split.label_names == ["entailment", "neutral", "contradiction"]
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_paws_qqp_evaluated_only_when_present(tmp_path, present):
+    root = write_paraphrase_files(tmp_path, paws_qqp=present)
+    data = local.load_local("paraphrase", tmp_path)
+    assert sorted(data.ood) == (["paws_qqp", "paws_wiki"] if present else ["paws_wiki"])
+    skipped = f"PAWS-qqp skipped: {root / 'paws_qqp' / 'dev_and_test.tsv'} not found"
+    assert (skipped in data.description) is not present
+    if present:
+        assert data.ood["paws_qqp"].labels.tolist() == [1]
+        assert data.ood["paws_qqp"].label_names == ["not_duplicate", "duplicate"]
+
+
+def test_fever_and_symmetric_jsonl(tmp_path):
+    write_factcheck_files(tmp_path)
+    data = local.load_local("factcheck", tmp_path, ood_train=True)
+    assert data.train.labels.tolist()[:3] == [0, 1, 2] and data.metric == "accuracy"
+    assert {data.dev.text_a[0], data.dev.text_b[0]} == {"Rome is in Italy.", "Rome is the capital of Italy."}
+    v1, v2 = data.ood["symmetric_v1"], data.ood["symmetric_v2"]
+    assert {v1.text_a[0], v1.text_b[0]} == {"Oslo is not in Norway.", "Oslo is in Norway."}  # v0.1 field names
+    assert v1.labels.tolist() == [1] and v2.labels.tolist() == [0] and v1.collapse == [0, 1, -1]
+    assert len(data.train) == 3 + 10  # section 4.5: Symmetric v2 dev copied 10 times
+
+
+def test_missing_file_names_dataset_path_and_source(tmp_path):
+    write_paraphrase_files(tmp_path, paws_qqp=False)
+    (tmp_path / "paraphrase" / "dev.tsv").unlink()
+    expected = tmp_path / "paraphrase" / "dev.tsv"
+    with pytest.raises(local.DataFileError, match=rf"^QQP: {expected} not found; get it from GLUE"):
+        local.load_local("paraphrase", tmp_path)
+
+
+def test_relative_data_path_resolves_against_project_root(tmp_path, monkeypatch):
+    project, elsewhere = tmp_path / "project", tmp_path / "book"
+    (project / "mydata").mkdir(parents=True)
+    elsewhere.mkdir()
+    monkeypatch.setattr(paths, "PROJECT_ROOT", project)
+    monkeypatch.chdir(elsewhere)  # as a notebook executed in book/ or a Ray worker
+    assert local.data_folder("mydata") == project / "mydata"
+    assert local.data_folder("absent") == project / "absent"  # where a missing folder is expected
+    assert local.data_folder(None) == project / "data"
+    assert local.data_folder(str(tmp_path)) == tmp_path
+
+
+# --- the hub path, offline: DatasetDicts with the hub's schema -------------------------------
+
+def hub_fixture():
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
+
+    def ds(columns, names, **data):
+        features = Features({**{c: Value(t) for c, t in columns.items()}, "label": ClassLabel(names=names)})
+        return Dataset.from_dict(data, features=features)
+
+    nli = {"premise": "string", "hypothesis": "string", "idx": "int32"}
+    pair = {"question1": "string", "question2": "string", "idx": "int32"}
+    paws = {"id": "int32", "sentence1": "string", "sentence2": "string"}
+    mnli_names = ["entailment", "neutral", "contradiction"]
+    return {
+        ("nyu-mll/glue", "mnli"): DatasetDict(
+            train=ds(nli, mnli_names, premise=["P0", "P1", "P2"], hypothesis=["H0", "H1", "H2"],
+                     label=[2, 0, 1], idx=[0, 1, 2]),
+            validation_matched=ds(nli, mnli_names, premise=["D0"], hypothesis=["E0"], label=[1], idx=[0]),
+            test_matched=ds(nli, mnli_names, premise=["T0"], hypothesis=["U0"], label=[-1], idx=[0])),
+        ("nyu-mll/glue", "qqp"): DatasetDict(
+            train=ds(pair, ["not_duplicate", "duplicate"], question1=["Q0", "Q1"], question2=["R0", "R1"],
+                     label=[1, 0], idx=[0, 1]),
+            validation=ds(pair, ["not_duplicate", "duplicate"], question1=["V0"], question2=["W0"],
+                          label=[0], idx=[0]),
+            test=ds(pair, ["not_duplicate", "duplicate"], question1=["X"], question2=["Y"], label=[-1], idx=[0])),
+        ("google-research-datasets/paws", "labeled_final"): DatasetDict(
+            train=ds(paws, ["0", "1"], id=[1, 2], sentence1=["A", "B"], sentence2=["a", "b"], label=[0, 1]),
+            validation=ds(paws, ["0", "1"], id=[3], sentence1=["C"], sentence2=["c"], label=[1]),
+            test=ds(paws, ["0", "1"], id=[4], sentence1=["S1"], sentence2=["S2"], label=[1])),
+    }
+
+
+@pytest.fixture
+def fake_hub(monkeypatch):
+    fixture, calls = hub_fixture(), []
+
+    def load(hub_id, config):
+        calls.append((hub_id, config))
+        return fixture[(hub_id, config)]  # KeyError: an id the hub does not serve as parquet
+
+    monkeypatch.setattr(hub, "_load_dataset", load)
+    return calls
+
+
+def test_hub_nli_mnli_from_hub_hans_from_files(tmp_path, fake_hub):
+    write_hans(tmp_path)
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path)))
+    assert fake_hub == [("nyu-mll/glue", "mnli")]
+    assert (data.train.text_a, data.train.text_b) == (["P0", "P1", "P2"], ["H0", "H1", "H2"])
+    assert data.train.labels.tolist() == [2, 0, 1] and data.dev.labels.tolist() == [1]
+    assert data.ood["hans"].labels.tolist() == [1, 0, 1] and data.ood["hans"].collapse == [0, 1, 1]
+    assert str(tmp_path / "nli") in data.description
+
+
+def test_hub_nli_ood_train_adds_hans_train_file(tmp_path, fake_hub):
+    write_hans(tmp_path)
+    write_hans(tmp_path, "heuristics_train_set.txt")
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True))
+    assert data.train.labels.tolist() == [2, 0, 1, 2, 0, 2]
+
+
+def test_hub_nli_without_hans_file_is_one_clear_line(tmp_path, fake_hub):
+    expected = tmp_path / "nli" / "heuristics_evaluation_set.txt"
+    with pytest.raises(local.DataFileError) as err:
+        load_task("nli", DataConfig(source="hub", path=str(tmp_path)))
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(f"HANS: {expected} not found")
+    assert "github.com/tommccoy1/hans (MIT licence)" in message
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_hub_paraphrase_qqp_and_paws_wiki_from_hub(tmp_path, fake_hub, present):
+    if present:
+        write_paraphrase_files(tmp_path, paws_qqp=True)
+    data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=True))
+    assert sorted(set(fake_hub)) == [("google-research-datasets/paws", "labeled_final"), ("nyu-mll/glue", "qqp")]
+    assert data.train.text_a == ["Q0", "Q1", "A", "B"] and data.train.labels.tolist() == [1, 0, 0, 1]
+    assert data.dev.text_b == ["W0"] and data.metric == "weighted_f1"
+    assert data.ood["paws_wiki"].text_a == ["S1"] and data.ood["paws_wiki"].labels.tolist() == [1]
+    assert ("paws_qqp" in data.ood) is present
+    assert ("PAWS-qqp skipped" in data.description) is not present
+
+
+def test_hub_factcheck_reads_fever_files_only(tmp_path, fake_hub):
+    write_factcheck_files(tmp_path)
+    data = load_task("factcheck", DataConfig(source="hub", path=str(tmp_path), dev_size=1))
+    assert fake_hub == [] and sorted(data.ood) == ["symmetric_v1", "symmetric_v2"]
+    assert len(data.train) == 3 and len(data.dev) == 1
+
+
+def test_hub_drops_unlabelled_rows_and_checks_columns(fake_hub):
+    from datasets import Dataset
+
+    rows = Dataset.from_dict({"premise": ["a", "b"], "hypothesis": ["c", "d"], "label": [-1, 2], "idx": [0, 1]})
+    split = hub._split(rows, "glue test", "t", "premise", "hypothesis", ["e", "n", "c"])
+    assert split.text_a == ["b"] and split.labels.tolist() == [2]
+    with pytest.raises(local.DataFileError, match=r"glue test: missing column\(s\) \['sentence2'\]"):
+        hub._split(rows, "glue test", "t", "premise", "sentence2", ["e", "n", "c"])
