@@ -33,7 +33,9 @@ class DataConfig(_Frozen):
     """Where a task's data come from (section 4.1) and how much of it is used."""
 
     source: Literal["synthetic", "hub", "local"] = "synthetic"
-    path: Optional[str] = None  # folder with the original files (source=local)
+    # folder with the original files (layout: data/local.py), relative ones from the project root:
+    # every split (source=local), or those not on the hub (source=hub; default data/)
+    path: Optional[str] = None
     train_size: Optional[int] = Field(None, gt=0)  # None: the whole split (real data)
     dev_size: Optional[int] = Field(None, gt=0)
     ood_size: Optional[int] = Field(None, gt=0)

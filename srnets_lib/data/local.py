@@ -31,8 +31,8 @@ SOURCES = {
     "MNLI": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
     "HANS": "github.com/tommccoy1/hans (MIT licence)",
     "QQP": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
-    "PAWS-qqp": "generate it with qqp_generate_data.py of github.com/google-research-datasets/paws "
-                "from the QQP train.tsv",
+    "PAWS-qqp": "generate it with qqp_generate_data.py (python2.7) of "
+                "github.com/google-research-datasets/paws from Quora's quora_duplicate_questions.tsv",
     "PAWS-wiki": "github.com/google-research-datasets/paws (labeled_final), or use data.source=hub",
     "FEVER": "github.com/TalSchuster/FeverSymmetric (processed FEVER train/dev)",
     "FEVER-Symmetric": "github.com/TalSchuster/FeverSymmetric",
