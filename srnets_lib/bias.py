@@ -165,7 +165,7 @@ def bias_predictions(task: str, data: TaskData, tokenizer, embeddings, backbone:
     vocab = vocabulary(data)
     vectors = fasttext_vectors(word_vectors, vocab) if word_vectors else backbone_vectors(vocab, tokenizer, embeddings)
     probs = fit_bias_model(task, data, vectors)
-    tmp = path.with_suffix(".tmp.npz")
+    tmp = paths.temp_beside(path)
     np.savez(tmp, **probs)
     tmp.replace(path)
     return BiasPredictions(probs, source)

@@ -27,6 +27,13 @@ def project_file(path: str | Path) -> Path:
     return PROJECT_ROOT / path
 
 
+def temp_beside(path: Path) -> Path:
+    """A temporary name beside `path`, unique to this process and keeping its suffix (np.savez
+    appends .npz otherwise): write there, then os.replace, so concurrent writers never meet."""
+    path = Path(path)
+    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
 def run_dir(key: str, root: Path | None = None) -> Path:
     return (root or runs_root()) / key
 

@@ -129,7 +129,7 @@ def _lock_alive(lock: Path) -> bool:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = paths.temp_beside(path)
     with tmp.open("w") as handle:
         handle.write(text)
         handle.flush()

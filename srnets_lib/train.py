@@ -102,9 +102,9 @@ def load_weights(model, run: Run, step: int | None = None) -> None:
 def save_weights(tensors: dict[str, torch.Tensor], path) -> None:
     from safetensors.torch import save_file
 
-    tmp = str(path) + ".tmp"
-    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, tmp)
-    os.replace(tmp, path)
+    tmp = paths.temp_beside(path)
+    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
+    tmp.replace(path)
 
 
 class Trainer:
@@ -327,9 +327,9 @@ class Trainer:
                            for n, m in self.masked.items()},
                  "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                  "imp_n": imp.n if imp else None, "torch_rng": torch.get_rng_state()}
-        tmp = self.run.file(paths.CHECKPOINT + ".tmp")
+        tmp = paths.temp_beside(self.run.file(paths.CHECKPOINT))
         torch.save(state, tmp)
-        os.replace(tmp, self.run.file(paths.CHECKPOINT))
+        tmp.replace(self.run.file(paths.CHECKPOINT))
 
     def _resume(self, optimizer, scheduler, imp) -> dict | None:
         path = self.run.file(paths.CHECKPOINT)

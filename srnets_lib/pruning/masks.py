@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import paths
+
 
 def pruned_count(numel: int, sparsity: float) -> int:
     """k = floor(numel * s), robust to float error (0.29 * 100 is 28.999...)."""
@@ -155,11 +157,9 @@ def save_masks(masked: dict[str, MaskedLinear], path) -> None:
         bits = module.binary_mask().cpu().numpy()
         arrays[f"{name}|bits"] = np.packbits(bits.reshape(-1))
         arrays[f"{name}|shape"] = np.asarray(bits.shape)
-    tmp = str(path) + ".tmp.npz"
+    tmp = paths.temp_beside(path)
     np.savez_compressed(tmp, **arrays)
-    import os
-
-    os.replace(tmp, path)
+    tmp.replace(path)
 
 
 class MaskFileError(ValueError):
