@@ -139,7 +139,7 @@ def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict
     model = build_model(model_name, 3, naive, dropout_rng).to(device())
     masked = {}
     if workload in ("mask", "imp"):
-        masked = pruning.install(model, models.is_prunable)
+        masked = pruning.install(model, models.is_mask_trained)
     if workload == "mask":
         model.requires_grad_(False)
         for module in masked.values():

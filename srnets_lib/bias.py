@@ -26,6 +26,7 @@ import numpy as np
 from . import paths
 from .data.encode import split_fingerprint
 from .data.splits import Split, TaskData
+from .metrics import split_metric
 
 WORD = re.compile(r"[a-z0-9]+")
 
@@ -120,10 +121,8 @@ class BiasPredictions:
     vectors_source: str
 
     def accuracy(self, data: TaskData, split: str) -> float:
-        from .train import split_metric
-
         target = data.train if split == "train" else data.eval_splits[split]
-        return split_metric(data, target, self.probs[split].argmax(axis=1))
+        return split_metric(data.metric, target, self.probs[split].argmax(axis=1))
 
 
 def fit_bias_model(task: str, data: TaskData, vectors: dict[str, np.ndarray], folds: int = 5, seed: int = 0):

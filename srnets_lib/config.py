@@ -69,7 +69,10 @@ class RunConfig(_Frozen):
     lr: float = Field(5e-5, gt=0)
     epochs: float = Field(3.0, gt=0)
     warmup_ratio: float = Field(0.0, ge=0, lt=1)
+    warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
+    grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
     # bf16: forward passes under torch.autocast (weights and optimiser state stay fp32); pays on
@@ -85,6 +88,9 @@ class RunConfig(_Frozen):
     ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
     mask_init: Literal["hard", "soft"] = "hard"
     phi: float = Field(0.01, gt=0)
+    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
+    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
+    threshold_ties: Literal["exact", "authors"] = "exact"
     alpha: float = Field(2.0, ge=1)
     imp_delta_s: float = Field(0.1, gt=0, lt=1)
     imp_delta_t: float = Field(0.1, gt=0, le=1)

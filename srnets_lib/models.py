@@ -16,14 +16,21 @@ from torch import nn
 
 from . import paths
 
-# Paper's prunable set theta_pr (GUIDE "Vocabulary"): Q, K, V, attention output, FFN in/out of
-# every layer, plus the classifier's output weight. BERT and RoBERTa share these module names.
-# Deliberate deviation from the authors' scripts: the pooler (BERT) and RoBERTa's
-# classifier.dense are not pruned, as the paper's text defines the set without them.
-PRUNABLE_LAYER = re.compile(
+# Which nn.Linear layers carry masks, as in the authors' code (GUIDE, "What the authors' code
+# does"): the paper's text defines theta_pr as the Transformer matrices plus the classifier, but
+# the code that produced the figures also masks the pooler and treats the classifier per method:
+#   mask training        Q, K, V, attention output, FFN in/out of every layer, the pooler and the
+#                        classifier (masked, frozen)                          is_mask_trained
+#   IMP, OMP, random     the Transformer matrices and the pooler              is_imp_prunable
+#   isolation (4.3)      the subnetwork's Transformer matrices and pooler;
+#                        the classifier dense and trained                     is_isolation_masked
+# RoBERTa has no pooler: its head's `classifier.dense` plays that role. Sparsity is reported
+# over the Transformer matrices only (84M in BERT-base), as in the paper.
+TRANSFORMER_MATRIX = re.compile(
     r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
     r"|intermediate\.dense|output\.dense)$")
-PRUNABLE_HEAD = re.compile(r"^classifier(\.out_proj)?$")
+POOLER = re.compile(r"(^|\.)pooler\.dense$|^classifier\.dense$")
+CLASSIFIER = re.compile(r"^classifier(\.out_proj)?$")
 HUB_BACKBONES = ("bert-base-uncased", "roberta-base", "bert-large-uncased")
 
 
@@ -31,13 +38,20 @@ class BackboneError(ValueError):
     pass
 
 
-def is_prunable(name: str) -> bool:
-    return bool(PRUNABLE_LAYER.search(name) or PRUNABLE_HEAD.search(name))
-
-
 def is_transformer_matrix(name: str) -> bool:
     """Sparsity is reported relative to the Transformer matrices (84M in BERT-base)."""
-    return bool(PRUNABLE_LAYER.search(name))
+    return bool(TRANSFORMER_MATRIX.search(name))
+
+
+def is_imp_prunable(name: str) -> bool:
+    return is_transformer_matrix(name) or bool(POOLER.search(name))
+
+
+is_isolation_masked = is_imp_prunable
+
+
+def is_mask_trained(name: str) -> bool:
+    return is_imp_prunable(name) or bool(CLASSIFIER.search(name))
 
 
 def resolve(backbone: str) -> str:
@@ -94,6 +108,18 @@ def load_model(backbone: str, num_labels: int, num_layers: int | None = None, se
         logging.set_verbosity(verbosity)
         logging.enable_progress_bar()
     return model
+
+
+def check_max_length(model: nn.Module, max_length: int, backbone: str) -> None:
+    """max_length must fit the backbone's position embeddings (RoBERTa reserves 2 of them)."""
+    config = model.config
+    limit = getattr(config, "max_position_embeddings", None)
+    if limit is None:
+        return
+    if config.model_type in ("roberta", "xlm-roberta"):
+        limit -= (config.pad_token_id or 0) + 1
+    if max_length > limit:
+        raise BackboneError(f"max_length={max_length} exceeds backbone {backbone!r}'s {limit} positions")
 
 
 def backbone_id(backbone: str, num_layers: int | None) -> str:

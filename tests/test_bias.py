@@ -5,7 +5,7 @@ import pytest
 
 from srnets_lib import bias, models
 from srnets_lib.data.synthetic import make_task
-from srnets_lib.train import split_metric
+from srnets_lib.metrics import split_metric
 
 ONE_HOT = {w: v for w, v in zip(["the", "cat", "sat", "dog", "on", "mat"], np.eye(6))}
 
@@ -31,9 +31,9 @@ def test_bias_only_model_is_good_in_distribution_and_near_chance_ood(task, store
     tokenizer = models.load_tokenizer("packaged")
     model = models.load_model("packaged", len(data.label_names), num_layers=1)
     predictions = bias.bias_predictions(task, data, tokenizer, models.input_embeddings(model), "packaged")
-    dev = split_metric(data, data.dev, predictions.probs["dev"].argmax(1))
+    dev = split_metric(data.metric, data.dev, predictions.probs["dev"].argmax(1))
     (name, ood), = data.ood.items()
-    ood_score = split_metric(data, ood, predictions.probs[name].argmax(1))
+    ood_score = split_metric(data.metric, ood, predictions.probs[name].argmax(1))
     assert dev > 0.6, dev
     assert ood_score < 0.62, ood_score
     assert dev - ood_score > 0.1

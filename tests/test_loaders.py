@@ -101,15 +101,15 @@ def test_other_tsv_short_rows_still_raise(tmp_path):
 
 
 def test_hans_original_file_collapses_mnli_classes(tmp_path):
-    from srnets_lib.train import split_metric
+    from srnets_lib.metrics import split_metric
 
     split = local.hans(write_hans(tmp_path).parent)
     assert split.labels.tolist() == [1, 0, 1] and split.label_names == ["entailment", "non-entailment"]
     assert split.text_a[1] == "The doctor near the actor danced ."  # sentence1, not a parse column
     data = local.task_data("nli", split, split, {"hans": split}, "test")
     # the model's neutral (1) and contradiction (2) both count as non-entailment; entailment is wrong
-    assert split_metric(data, split, np.array([1, 0, 2])) == 1.0
-    assert split_metric(data, split, np.array([0, 0, 0])) == pytest.approx(1 / 3)
+    assert split_metric(data.metric, split, np.array([1, 0, 2])) == 1.0
+    assert split_metric(data.metric, split, np.array([0, 0, 0])) == pytest.approx(1 / 3)
 
 
 def test_hans_train_for_ood_mixture_maps_non_entailment_to_contradiction(tmp_path):

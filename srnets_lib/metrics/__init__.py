@@ -33,6 +33,15 @@ def weighted_f1(predictions, references) -> float:
 METRICS = {"accuracy": accuracy, "weighted_f1": weighted_f1}
 
 
+def split_metric(metric: str, split, predictions) -> float:
+    """`metric` of the model's predicted classes on `split`, first mapped to the split's own
+    classes when they differ (HANS: neutral and contradiction are non-entailment, section 4.1)."""
+    predictions = np.asarray(predictions)
+    if split.collapse is not None:
+        predictions = np.asarray(split.collapse)[predictions]
+    return METRICS[metric](predictions, split.labels)
+
+
 def metric_path(name: str) -> str:
     """Folder of the evaluate module for `name` (pass it to evaluate.load)."""
     if name not in METRICS:

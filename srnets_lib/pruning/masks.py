@@ -3,16 +3,20 @@ appendix A.1.2, algorithm 2).
 
 Every prunable nn.Linear is replaced by a MaskedLinear holding
   - `mask`: a fixed boolean mask (IMP, OMP, a subnetwork fine-tuned in isolation), or
-  - `mask_scores` (m_hat, trainable) and `threshold` (phi): the forward pass uses
-    m = 1[m_hat > phi] and the backward pass copies the gradient of m to m_hat (STE).
+  - `mask_scores` (m_hat, trainable) and `threshold` (phi, a 0-dim device tensor, so a reset
+    never re-traces a compiled step): the forward pass uses m = 1[m_hat > phi] and the
+    backward pass copies the gradient of m to m_hat (STE).
 The frozen weight gets no gradient: only the scores do (mask training), or only the
 weights (IMP, fine-tuning).
 
-Ties (a deliberate, documented deviation from the authors' code, which prunes every entry
-tied at the threshold and so can overshoot): a threshold reset keeps exactly
-numel - k entries, k = pruned_count(numel, s), breaking ties by position (stable sort).
-Kept entries tied with phi are raised by one ulp so that `m_hat > phi` reproduces the
-exact mask between resets.
+Threshold resets (`ties`, RunConfig.threshold_ties):
+  authors  as the authors' code: phi = the k-th smallest score (k = pruned_count(numel, s)),
+           every entry tied with phi is pruned (so sparsity can overshoot), and the reset is
+           skipped when that score equals the largest one (untouched hard-init scores: a
+           reset cannot prune kept entries wholesale).
+  exact    a deliberate deviation: exactly k entries pruned, ties broken by position
+           (stable sort); kept entries tied with phi are raised by one ulp so that
+           `m_hat > phi` reproduces the exact mask between resets.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ class MaskedLinear(nn.Module):
         self.bias = linear.bias
         self.register_buffer("mask", torch.ones_like(linear.weight, dtype=torch.bool))
         self.mask_scores: nn.Parameter | None = None
-        self.threshold = 0.0
+        self.register_buffer("threshold", torch.zeros((), device=linear.weight.device), persistent=False)
+        self.cache_eval_weight = True  # off under torch.compile (a Python-side cache)
         self._cached: torch.Tensor | None = None  # masked weight, valid while nothing trains
 
     # --- which mask is in force -------------------------------------------------------
@@ -66,6 +71,8 @@ class MaskedLinear(nn.Module):
             return self.weight * Binarize.apply(self.mask_scores, self.threshold)
         if self.weight.requires_grad and torch.is_grad_enabled():
             return self.weight * self.mask  # IMP / isolation fine-tuning: pruned weights get no gradient
+        if not self.cache_eval_weight:
+            return self.weight * self.binary_mask()
         if self._cached is None:  # evaluation: the masked weight is computed once
             with torch.no_grad():
                 self._cached = self.weight * self.binary_mask()
@@ -78,7 +85,8 @@ class MaskedLinear(nn.Module):
         return F.linear(x, self.effective_weight(), self.bias)
 
     # --- sparsity control ---------------------------------------------------------------
-    def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0) -> None:
+    def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0,
+                            ties: str = "exact") -> None:
         """Hard init (eq. 1): m_hat = 0 for the k smallest |W|, alpha * phi otherwise, phi fixed.
         Soft init (eq. 2): m_hat = |W|, phi set by the sparsity constraint."""
         weight = self.weight.detach().abs() * self.mask  # an existing mask is respected
@@ -86,28 +94,36 @@ class MaskedLinear(nn.Module):
             keep = keep_top(weight, pruned_count(weight.numel(), sparsity))
             scores = torch.where(keep, torch.full_like(weight, alpha * phi), torch.zeros_like(weight))
             self.mask_scores = nn.Parameter(scores)
-            self.threshold = phi
+            self.threshold.fill_(phi)
         elif init == "soft":
             self.mask_scores = nn.Parameter(weight.clone())
-            self.reset_threshold(sparsity)
+            self.reset_threshold(sparsity, ties)
         else:
             raise ValueError(f"mask_init must be hard or soft, got {init!r}")
         self.invalidate()
 
     @torch.no_grad()
-    def reset_threshold(self, sparsity: float) -> None:
-        """Set phi so that exactly pruned_count(numel, s) scores are <= phi (algorithm 2, l.15)."""
+    def reset_threshold(self, sparsity: float, ties: str = "exact") -> None:
+        """Set phi from the k-th smallest score, k = pruned_count(numel, s) (algorithm 2, l.15);
+        `ties` as in the module docstring."""
         scores = self.mask_scores.data.view(-1)
         k = pruned_count(scores.numel(), sparsity)
         if k == 0:
-            self.threshold = float("-inf")
-            return
-        ordered, order = torch.sort(scores, stable=True)
-        phi = ordered[k - 1]
-        tied_kept = order[k:][ordered[k:] == phi]
-        if tied_kept.numel():
-            scores[tied_kept] = torch.nextafter(phi, torch.tensor(float("inf"), dtype=phi.dtype))
-        self.threshold = float(phi)
+            self.threshold.fill_(float("-inf"))
+        elif ties == "authors":
+            phi = torch.kthvalue(scores, k).values
+            if phi < scores.max():
+                self.threshold.copy_(phi)
+        elif ties == "exact":
+            ordered, order = torch.sort(scores, stable=True)
+            phi = ordered[k - 1]
+            tied_kept = order[k:][ordered[k:] == phi]
+            if tied_kept.numel():
+                scores[tied_kept] = torch.nextafter(phi, torch.tensor(float("inf"), dtype=phi.dtype,
+                                                                      device=phi.device))
+            self.threshold.copy_(phi)
+        else:
+            raise ValueError(f"threshold ties must be exact or authors, got {ties!r}")
         self.invalidate()
 
     def freeze_mask(self) -> None:

@@ -1,0 +1,45 @@
+"""Where and how runs execute: the device, bf16 autocast, moving a batch there, and whether
+the training step is compiled. None of these are part of a run's key: they change speed,
+not the computation (beyond float noise); final.json records what a run used."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+
+@functools.cache
+def device() -> torch.device:
+    """The first CUDA device if there is one, else the CPU (decided once: asked every batch)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def autocast(precision: str):
+    """bf16 autocast for forward passes (RunConfig.precision); fp32 is a no-op context."""
+    return torch.autocast(device().type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def model_inputs(batch: dict) -> dict:
+    """A collated batch on the training device, without its example index."""
+    return {k: v.to(device(), non_blocking=True) for k, v in batch.items() if k != "index"}
+
+
+def compiled() -> bool:
+    """Whether training and evaluation steps run through torch.compile ($SRNETS_COMPILE: auto,
+    on or off). auto = on CUDA only: there the eager step is bound by Python and kernel
+    launches, and CUDA graphs remove both; on CPU compiling took ~48 s per run and gave no
+    speed-up on the toy (measured, see the README's Speed section)."""
+    choice = os.environ.get("SRNETS_COMPILE", "auto")
+    if choice not in ("auto", "on", "off"):
+        raise ValueError(f"SRNETS_COMPILE={choice!r}: expected auto, on or off")
+    return choice == "on" or (choice == "auto" and device().type == "cuda")
+
+
+def describe() -> dict:
+    """What final.json records about the execution."""
+    info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__}
+    if device().type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name()
+    return info

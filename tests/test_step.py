@@ -1,0 +1,89 @@
+"""The training step as one unit (step.py): compiled equals eager, clipping, the lr schedule,
+and a non-finite loss stops the run with its step and value."""
+
+import numpy as np
+import pytest
+import torch
+
+from srnets_lib import models, pruning, runtime, step
+from srnets_lib.config import DataConfig
+from srnets_lib.data import load_task
+from srnets_lib.data.encode import collate, encode, train_batches
+
+
+def _mask_training_losses(compiled: bool, steps: int = 4) -> list[float]:
+    """A few mask-training steps of the tiny model with a threshold reset after each."""
+    data = load_task("nli", DataConfig(train_size=128, dev_size=32, ood_size=32))
+    encoded = encode(data.train, models.load_tokenizer("tiny"), 48, "tiny", cache=False)
+    model = models.load_model("tiny", 3, seed=0)
+    masked = pruning.install(model, models.is_mask_trained)
+    model.requires_grad_(False)
+    for module in masked.values():
+        module.start_mask_training("hard", 0.5)
+        module.cache_eval_weight = not compiled
+    forward = step.ForwardLoss(model, "std", "fp32", compiled)
+    optimization = step.Optimization([m.mask_scores for m in masked.values()], 1e-2, 0.0, 10, 2, 1.0)
+    torch.manual_seed(1)
+    model.train()
+    losses = []
+    for index in train_batches(encoded, 32, np.random.default_rng(0))[:steps]:
+        # both paths pad to the bucket, so dropout draws the same masks
+        width = step.bucket(int(encoded.lengths[index].max()), 48)
+        loss = forward(runtime.model_inputs(collate(encoded, index, 0, pad_to=width)),
+                       torch.from_numpy(encoded.labels[index]))
+        optimization.step(loss)
+        losses.append(loss.item())
+        for sparsity, module in zip([0.5, 0.6, 0.7, 0.8], masked.values()):
+            module.reset_threshold(sparsity)  # thresholds move: must not recompile
+    return losses
+
+
+@pytest.mark.slow
+def test_compiled_step_equals_eager_and_threshold_resets_do_not_recompile(monkeypatch):
+    import torch._dynamo
+    import torch._inductor.config
+
+    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)  # eager's dropout stream
+    torch._dynamo.reset()
+    eager = _mask_training_losses(compiled=False)
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        compiled = _mask_training_losses(compiled=True)
+    assert compiled == pytest.approx(eager, abs=1e-5)
+    assert len(set(round(x, 4) for x in eager)) > 1  # the masks moved between steps
+
+
+def test_bucket_is_the_smallest_that_fits_capped_at_max_length():
+    assert [step.bucket(n, 128) for n in (1, 32, 33, 97, 128)] == [32, 32, 64, 128, 128]
+    assert step.bucket(40, 48) == 48
+
+
+def test_global_clipping_bounds_the_total_norm_per_parameter_each_tensor():
+    a, b = torch.nn.Parameter(torch.zeros(3)), torch.nn.Parameter(torch.zeros(4))
+    a.grad, b.grad = torch.full((3,), 4.0), torch.full((4,), 0.1)
+    step.clip_gradients([a, b], 1.0, "global")
+    assert torch.cat([a.grad, b.grad]).norm().item() == pytest.approx(1.0, rel=1e-4)
+    a.grad, b.grad = torch.full((3,), 4.0), torch.full((4,), 0.1)
+    step.clip_gradients([a, b], 1.0, "per_parameter")
+    assert a.grad.norm().item() == pytest.approx(1.0, rel=1e-4)
+    assert torch.allclose(b.grad, torch.full((4,), 0.1))  # already below 1: untouched
+
+
+def test_lr_warms_up_linearly_then_decays_to_zero():
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = step.Optimization([p], 1.0, 0.0, steps=10, warmup=4)
+    lrs = []
+    for _ in range(10):
+        lrs.append(opt.optimizer.param_groups[0]["lr"])
+        p.grad = torch.zeros(1)
+        opt.optimizer.step()
+        opt.scheduler.step()
+    assert lrs[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert lrs[4:] == pytest.approx([1.0, 5 / 6, 4 / 6, 3 / 6, 2 / 6, 1 / 6])
+
+
+def test_non_finite_loss_names_the_step_and_value():
+    log = step.LossLog("nli-finetune-std-x")
+    for at, value in enumerate([0.7, 0.6, float("nan"), float("inf")]):
+        log.add(at, torch.tensor(value))
+    with pytest.raises(step.NonFiniteLoss, match=r"nli-finetune-std-x.*became nan at step 3"):
+        log.check()
