@@ -1,4 +1,5 @@
-"""Command line: `python -m srnets_lib run PARAMS key=value ...` and `python -m srnets_lib sweep ...`.
+"""Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`
+and `python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -40,6 +41,23 @@ def _run(args) -> int:
     return 0
 
 
+def _plan(args) -> int:
+    from . import plan
+    from .sweep import section_runs
+
+    planned = plan.plan(section_runs(args.notebooks, args.params, args.set))
+    rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
+    measured = plan.load_throughput()
+    if rate is None and measured:
+        rate, source = measured["steps_per_second"], f"measured by bench on {measured['device']}"
+        eval_rate = eval_rate or measured["eval_examples_per_second"]
+        speedup = measured.get("sharing_speedup", {}).get(str(args.runs_per_gpu), 1.0)
+    elif rate is not None and eval_rate is None:
+        eval_rate, source = 10 * 32 * rate, "given; evaluation assumed at 10x the training examples/s"
+    print(plan.report(planned, rate, eval_rate, speedup, source))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -50,10 +68,20 @@ def main(argv=None) -> int:
     from .sweep import add_arguments
 
     add_arguments(sweep)
+    planner = sub.add_parser("plan", help="list the distinct runs a sweep would compute, with steps, disk, GPU-hours")
+    planner.add_argument("notebooks", nargs="+", help="book/*.ipynb")
+    planner.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    planner.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
+    planner.add_argument("--steps-per-second", type=float, default=None,
+                         help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
+    planner.add_argument("--eval-examples-per-second", type=float, default=None)
+    planner.add_argument("--runs-per-gpu", type=int, default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "plan":
+            return _plan(args)
         from .sweep import main as sweep_main
 
         return sweep_main(args)

@@ -122,7 +122,7 @@ class BiasPredictions:
 
     def accuracy(self, data: TaskData, split: str) -> float:
         target = data.train if split == "train" else data.eval_splits[split]
-        return split_metric(data.metric, target, self.probs[split].argmax(axis=1))
+        return split_metric(data.metric_of(split), target, self.probs[split].argmax(axis=1))
 
 
 def fit_bias_model(task: str, data: TaskData, vectors: dict[str, np.ndarray], folds: int = 5, seed: int = 0):

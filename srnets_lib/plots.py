@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1"}
+METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1", "f1": "F1 (duplicate)"}
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
@@ -42,7 +42,8 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
             name = "ID dev" if metric == "id" else metric[4:]
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
-            ax.set_ylabel(METRIC_LABEL.get(sub["metric"].iloc[0], "metric"))
+            kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
+            ax.set_ylabel(METRIC_LABEL.get(kind, "metric"))
         for col in range(len(cols), columns):
             axes[row][col].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -48,6 +48,10 @@ class Run:
             raise FileNotFoundError(f"run {self.key} is not finished ({self.dir} has no {paths.FINAL})")
         return json.loads(self.file(paths.FINAL).read_text())
 
+    def lacks_weights(self) -> bool:
+        """A fine-tuning run that did not keep its trained weights (nothing read them then)."""
+        return self.config.method == "finetune" and not self.file(paths.WEIGHTS).is_file()
+
     def metrics(self) -> list[dict]:
         path = self.file(paths.METRICS)
         if not path.exists():

@@ -68,21 +68,31 @@ def plan(notebooks: list[str], params_file: str, overrides: list[str] | None = N
     return jobs
 
 
-def plan_runs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list:
-    """Every run the notebooks show (with the params file's seeds, sparsities and tasks),
-    dependencies first, each once."""
+def section_runs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> dict:
+    """{section: its runs, dependencies first} for the given notebooks (with the params file's
+    seeds, sparsities and tasks)."""
     from . import params as params_lib
     from .recipes import SECTIONS, Recipes, runs_in_order
 
     p = params_lib.load(params_file, overrides)
-    recipes, points = Recipes(p), []
-    for notebook in notebooks:
+    recipes, sections = Recipes(p), {}
+    order = {f"{s}": i for i, s in enumerate(SECTIONS)}
+    for notebook in sorted(notebooks, key=lambda n: order.get(Path(n).stem, len(order))):
         section = Path(notebook).stem
         if section not in SECTIONS:
             raise ValueError(f"{notebook}: not a section notebook; accepted: "
                              + ", ".join(f"book/{s}.ipynb" for s in SECTIONS))
-        points += recipes.section(section)
-    return runs_in_order(points)
+        sections[section] = runs_in_order(recipes.section(section))
+    return sections
+
+
+def plan_runs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list:
+    """Every run the notebooks show, dependencies first, each once."""
+    ordered = {}
+    for configs in section_runs(notebooks, params_file, overrides).values():
+        for config in configs:
+            ordered.setdefault(config.key(), config)
+    return list(ordered.values())
 
 
 def run_job(job: Job, out_dir: str) -> dict:
@@ -99,14 +109,14 @@ def run_job(job: Job, out_dir: str) -> dict:
         return {"job": job.name, "ok": False, "error": _summary(err), "seconds": time.time() - started}
 
 
-def compute_run(config_json: str, root: str, *dependencies) -> float:
+def compute_run(config_json: str, root: str, keep_weights: bool, *dependencies) -> float:
     """One run (a Ray task or a local call); returns its seconds. `dependencies` only make Ray
     wait for them."""
     from .config import RunConfig
     from .train import execute
 
     started = time.time()
-    execute(RunConfig.model_validate_json(config_json), Path(root), progress=False)
+    execute(RunConfig.model_validate_json(config_json), Path(root), progress=False, keep_weights=keep_weights)
     return time.time() - started
 
 
@@ -200,11 +210,14 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
     """Compute the runs the store lacks; `configs` are in dependency order (plan_runs)."""
     from .runs import Run
 
+    from .plan import weights_needed
+
     root = Path(root or paths.runs_root())
+    needed = weights_needed(configs)
     runs = [Run(c, root) for c in configs]
     for run in runs:
         run.release_stale_lock()
-    todo = [run.config for run in runs if not run.done]
+    todo = [run.config for run in runs if not run.done or (run.key in needed and run.lacks_weights())]
     progress = Progress(len(todo), "run")
     failed: set[str] = set()
 
@@ -223,7 +236,7 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
                 continue
             try:
                 progress.set_running(1)
-                seconds = compute_run(config.model_dump_json(), str(root))
+                seconds = compute_run(config.model_dump_json(), str(root), key in needed)
                 progress.report({"job": key, "ok": True, "error": None, "seconds": seconds})
             except Exception as err:  # reported; independent runs go on
                 failed.add(key)
@@ -235,7 +248,7 @@ def execute_runs(configs: list, executor: str = "ray", address: str | None = Non
         refs, pending = {}, {}
         for config in todo:  # dependencies first, so their refs exist
             waits = [refs[d.key()] for d in config.dependencies() if d.key() in refs]
-            refs[config.key()] = remote.remote(config.model_dump_json(), str(root), *waits)
+            refs[config.key()] = remote.remote(config.model_dump_json(), str(root), config.key() in needed, *waits)
             pending[refs[config.key()]] = config
         finished = set()
         while pending:

@@ -31,18 +31,26 @@ from .runs import Run
 device, autocast, model_inputs = runtime.device, runtime.autocast, runtime.model_inputs
 
 
-def execute(config: RunConfig, root=None, progress: bool | None = None) -> dict:
-    """Compute `config` (its dependencies first) unless the store has it; return final.json."""
+def execute(config: RunConfig, root=None, progress: bool | None = None, keep_weights: bool = True) -> dict:
+    """Compute `config` (its dependencies first) unless the store has it; return final.json.
+
+    A fine-tuning run writes its trained weights only with `keep_weights` (a later run reads
+    them: sweeps pass plan.weights_needed); a finished run whose weights are needed now but
+    were not kept is computed again."""
     for dependency in config.dependencies():
-        execute(dependency, root, progress)
+        execute(dependency, root, progress, keep_weights=dependency is not config.mask_from)
     run = Run(config, root)
-    if run.done:
+
+    def finished() -> bool:
+        return run.done and not (keep_weights and run.lacks_weights())
+
+    if finished():
         run.release_stale_lock()
         return run.final()
     with run.claim():
-        if run.done:  # finished by another process while we waited
+        if finished():  # finished by another process while we waited
             return run.final()
-        return Trainer(config, run, progress).fit()
+        return Trainer(config, run, progress, keep_weights).fit()
 
 
 @torch.inference_mode()
@@ -97,8 +105,8 @@ def save_weights(tensors: dict[str, torch.Tensor], path) -> None:
 
 
 class Trainer:
-    def __init__(self, config: RunConfig, run: Run, progress: bool | None = None):
-        self.config, self.run = config, run
+    def __init__(self, config: RunConfig, run: Run, progress: bool | None = None, keep_weights: bool = True):
+        self.config, self.run, self.keep_weights = config, run, keep_weights
         self.progress = progress if progress is not None else os.environ.get("SRNETS_PROGRESS", "1") != "0"
         self.compiled = runtime.compiled()
         self._last_checkpoint, self._checkpoint_cost = time.time(), 0.0
@@ -124,7 +132,8 @@ class Trainer:
         for module in self.masked.values():
             module.cache_eval_weight = not self.compiled
         if cfg.mask_from is not None:  # section 4.3: the subnetwork with theta_pt, fine-tuned alone
-            source = Run(cfg.mask_from, self.run.dir.parent).file(paths.MASK)
+            source = Run(cfg.mask_from, self.run.dir.parent).file(
+                paths.level_mask(cfg.mask_level) if cfg.mask_level is not None else paths.MASK)
             masks = pruning.load_masks(source)
             pruning.apply_masks(self.masked, {n: m for n, m in masks.items() if n in self.masked}, str(source))
         tokenizer_id = models.backbone_id(cfg.backbone, None)
@@ -163,7 +172,10 @@ class Trainer:
         """(inputs, labels, bias probs, teacher probs, full_batch) of one training batch."""
         cfg = self.config
         encoded = self.encoded["train"]
-        width = step.bucket(int(encoded.lengths[index].max()), cfg.max_length) if self.compiled else None
+        if cfg.padding == "max_length":  # the authors': every pair padded to max_length
+            width = cfg.max_length
+        else:
+            width = step.bucket(int(encoded.lengths[index].max()), cfg.max_length) if self.compiled else None
         inputs = runtime.model_inputs(collate(encoded, index, self.pad_id, pad_to=width))
         labels = torch.from_numpy(encoded.labels[index]).to(runtime.device())
         where = torch.from_numpy(index).to(runtime.device())
@@ -173,12 +185,15 @@ class Trainer:
 
     def _batches(self, start: int, total: int):
         """(step, example indices) for steps start..total-1: epoch e shuffles with seed
-        (seed, e), so a resumed run sees the same batches."""
+        (seed, e), so a resumed run sees the same batches. Length-grouped batches with dynamic
+        padding; random batches with padding=max_length (the authors')."""
         if total <= 0:
             return
+        grouped = self.config.padding == "dynamic"
         for epoch in itertools.count(start // self.steps_per_epoch):
             rng = np.random.default_rng([self.config.seed, epoch])
-            for position, index in enumerate(train_batches(self.encoded["train"], self.config.batch_size, rng)):
+            batches = train_batches(self.encoded["train"], self.config.batch_size, rng, group_by_length=grouped)
+            for position, index in enumerate(batches):
                 at = epoch * self.steps_per_epoch + position
                 if at >= total:
                     return
@@ -192,7 +207,7 @@ class Trainer:
         for name, split in self.data.eval_splits.items():
             probs = predict(self.model, self.encoded[name], self.config.eval_batch_size, self.pad_id,
                             self.config.precision, getattr(self, "eval_forward", None), self.config.max_length)
-            scores[name] = split_metric(self.data.metric, split, probs.argmax(axis=1))
+            scores[name] = split_metric(self.data.metric_of(name), split, probs.argmax(axis=1))
         self.model.train()
         return scores
 
@@ -202,9 +217,15 @@ class Trainer:
         return pruning.sparsity_report(self.masked, models.is_transformer_matrix)["sparsity"]
 
     def _eligible(self, at_step: int) -> bool:
-        if self.config.select == "best_after_0.7" and at_step < 0.7 * self.t_max:
+        """Whether the checkpoint after `at_step` steps may be selected: after 0.7 t_max with
+        select=best_after_0.7 (appendix B.3.3), only among those the method allows (IMP: its
+        last level) and, with select_at_target, only at the target sparsity."""
+        cfg = self.config
+        if cfg.select == "best_after_0.7" and at_step < 0.7 * self.t_max:
             return False
-        return self.method.at_target(at_step)
+        if cfg.select_at_target and not self.method.at_target(at_step):
+            return False
+        return self.method.selectable(at_step)
 
     def _snapshot(self) -> dict:
         """What the selected checkpoint needs: masks (pruning) and trained tensors (fine-tuning)."""
@@ -278,8 +299,10 @@ class Trainer:
 
     # --- persistence --------------------------------------------------------------------------
     def _keep_weights(self, at_step: int) -> None:
+        """The trained tensors after `at_step` steps (section 5.1 starts mask training there)."""
         if at_step in self.config.keep_steps:
-            save_weights(dict(self.model.named_parameters()), self.run.file(paths.step_weights(at_step)))
+            save_weights({n: p for n, p in self.model.named_parameters() if p.requires_grad},
+                         self.run.file(paths.step_weights(at_step)))
 
     def _checkpoint(self, at_step, optimization, best, history) -> None:
         """Resume point, written at most every $SRNETS_CHECKPOINT_SECONDS (default 60 s) and
@@ -334,7 +357,7 @@ class Trainer:
         if "masks" in state:
             pruning.apply_masks(self.masked, state["masks"], "selected checkpoint")
             pruning.save_masks(self.masked, self.run.file(paths.MASK))
-        if "weights" in state:
+        if "weights" in state and self.keep_weights:
             save_weights(state["weights"], self.run.file(paths.WEIGHTS))
         report = (pruning.sparsity_report(self.masked, models.is_transformer_matrix) if self.masked
                   else {"sparsity": 0.0, "sparsity_min": 0.0, "sparsity_max": 0.0})
@@ -342,6 +365,7 @@ class Trainer:
         final = {
             "key": self.run.key, "task": cfg.task, "method": cfg.method, "loss": cfg.loss, "seed": cfg.seed,
             "backbone": cfg.backbone, "data": self.data.description, "metric": self.data.metric,
+            "ood_metric": self.data.metric_of("ood"),
             "target_sparsity": cfg.sparsity, **report,
             "selected_step": row["step"], "t_max": self.t_max, "steps_run": steps_run,
             "id": row["dev"], "ood": {k: v for k, v in row.items() if k in self.data.ood},

@@ -15,7 +15,7 @@ def test_run_keys_are_pinned():
     assert full.key() != RunConfig(task="nli", lr=1e-4).key()
     assert mask.key() != RunConfig(task="nli", method="mask", loss="poe", sparsity=0.7,
                                    init_from=RunConfig(task="nli", seed=2)).key()
-    assert full.key() == "nli-finetune-std-693d3162e2b5"
+    assert full.key() == "nli-finetune-std-00add716050f"  # ALGORITHM_VERSION 2
 
 
 @pytest.mark.parametrize("fields, message", [

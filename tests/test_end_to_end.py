@@ -53,18 +53,27 @@ def test_saved_mask_reproduces_its_evaluation(store):
     assert scores["hans-like"] == pytest.approx(final["ood"]["hans-like"])
 
 
-def test_imp_rw_rewinds_surviving_weights_to_theta_0(store):
-    base = full()
-    rw = RunConfig(task="nli", method="imp-rw", sparsity=0.3, init_from=base, **COMMON)
-    execute(rw)
-    trainer = Trainer(rw, Run(rw))
-    trainer._build()  # theta_0 = the fine-tuned weights
-    masks = pruning.load_masks(Run(rw).file(paths.MASK))
+def test_one_imp_run_yields_every_level_and_imp_rw_masks_rewind_to_theta_pt(store):
+    # section 4.3: IMP from theta_pt keeps each level's mask; the retrain starts from m . theta_pt
+    rw = RunConfig(task="nli", method="imp-rw", loss="poe", sparsity=0.3, **{**COMMON, "epochs": 5})
+    final = execute(rw)
+    assert list(final["levels"]) == ["0.1", "0.2", "0.3"]
+    steps = [final["levels"][k]["step"] for k in ("0.1", "0.2", "0.3")]
+    assert steps == [3, 6, 9] and final["steps_run"] == 9  # S = int(0.1 * 5 epochs * 6 steps) = 3
+    for level, result in final["levels"].items():
+        assert result["sparsity"] == pytest.approx(float(level), abs=1e-3)  # floor(numel * s) per matrix
+        assert {"hans-like"} == set(result["ood"])
+    retrain = RunConfig(task="nli", mask_from=rw, mask_level=0.2, **COMMON)
+    trainer = Trainer(retrain, Run(retrain))
+    trainer._build()
+    theta_pt = dict(__import__("srnets_lib.models", fromlist=["load_model"]).load_model("tiny", 3, seed=1)
+                    .named_parameters())
+    assert trainer.masked and "classifier" not in trainer.masked  # the classifier stays dense
     for name, module in trainer.masked.items():
-        assert (~masks[name]).float().mean().item() == pytest.approx(0.3, abs=0.02)
-    # the rewound subnetwork's evaluation equals theta_0 under the mask
-    pruning.apply_masks(trainer.masked, masks, "test")
-    assert trainer.evaluate()["dev"] == pytest.approx(Run(rw).final()["id"])
+        assert (~module.mask).float().mean().item() == pytest.approx(0.2, abs=1e-3)
+        assert torch.equal(module.weight, theta_pt[name + ".weight"])
+    with pytest.raises(ValueError, match="mask_level"):
+        RunConfig(task="nli", mask_from=rw, mask_level=0.25, **COMMON)
 
 
 def test_cli_runs_one_configuration(store, tmp_path):

@@ -237,7 +237,8 @@ def test_hub_paraphrase_qqp_and_paws_wiki_from_hub(tmp_path, fake_hub, present):
     data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=True))
     assert sorted(set(fake_hub)) == [("google-research-datasets/paws", "labeled_final"), ("nyu-mll/glue", "qqp")]
     assert data.train.text_a == ["Q0", "Q1", "A", "B"] and data.train.labels.tolist() == [1, 0, 0, 1]
-    assert data.dev.text_b == ["W0"] and data.metric == "weighted_f1"
+    assert data.dev.text_b == ["W0"] and data.metric == "f1"  # QQP dev: binary F1 of duplicate
+    assert data.metric_of("paws_wiki") == "weighted_f1"
     assert data.ood["paws_wiki"].text_a == ["S1"] and data.ood["paws_wiki"].labels.tolist() == [1]
     assert ("paws_qqp" in data.ood) is present
     assert ("PAWS-qqp skipped" in data.description) is not present

@@ -227,7 +227,7 @@ def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source
     """TaskData whose description names the source and every note (skipped rows or sets)."""
     all_notes = [n for s in (train, dev, *ood.values()) for n in s.notes] + list(notes)
     return TaskData(task, list(spec(task).labels), spec(task).metric, train, dev, ood,
-                    description="; ".join([source, *all_notes]))
+                    description="; ".join([source, *all_notes]), ood_metric=spec(task).ood_metric)
 
 
 def load_local(task: str, folder: str | Path | None, ood_train: bool = False) -> TaskData:

@@ -49,11 +49,15 @@ class Split:
 class TaskData:
     task: str
     label_names: list[str]  # the model's classes
-    metric: str  # "accuracy" | "weighted_f1" (appendix B.1)
+    metric: str  # of the dev set (and checkpoint selection): "accuracy" | "f1" (tasks.py)
     train: Split
     dev: Split
     ood: dict[str, Split] = field(default_factory=dict)
     description: str = ""  # e.g. "synthetic" or the files used
+    ood_metric: str = ""  # of the OOD sets: "accuracy" | "weighted_f1"; "" = metric
+
+    def metric_of(self, split: str) -> str:
+        return self.metric if split == "dev" else (self.ood_metric or self.metric)
 
     @property
     def eval_splits(self) -> dict[str, Split]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .splits import Split, TaskData
-from .tasks import HANS_COLLAPSE, HANS_LABELS
+from .tasks import HANS_COLLAPSE, HANS_LABELS, spec
 
 PEOPLE = ["doctor", "lawyer", "artist", "teacher", "pilot", "farmer", "singer", "writer",
           "banker", "chef", "nurse", "judge", "actor", "baker", "dancer", "painter",
@@ -148,7 +148,7 @@ def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
         train = train.concat(extra, "train+ood")
     return TaskData(
         task=task, label_names=LABELS[task],
-        metric="weighted_f1" if task == "paraphrase" else "accuracy",
+        metric=spec(task).metric, ood_metric=spec(task).ood_metric,
         train=train, dev=_id_split(task, "dev", dev_size, bias_strength, rngs[1]),
         ood={OOD_NAMES[task]: _ood_split(task, ood_size, rngs[2])},
         description=f"synthetic {task}, bias strength {bias_strength}, seed {seed}",

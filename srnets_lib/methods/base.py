@@ -48,7 +48,11 @@ class Method:
         return done % self.config.eval_interval == 0 or done == self.steps()
 
     def at_target(self, step: int) -> bool:
-        """Whether the model evaluated after `step` steps may be selected (appendix B.3.3)."""
+        """Whether the model after `step` steps is at the run's target sparsity."""
+        return True
+
+    def selectable(self, step: int) -> bool:
+        """Whether the model after `step` steps may be selected at all."""
         return True
 
     def on_evaluation(self, row: dict) -> None:

@@ -1,7 +1,10 @@
-"""Evaluation metrics (appendix B.1): accuracy, and the weighted average of per-class F1.
+"""Evaluation metrics (appendix B.1): accuracy, the weighted average of per-class F1, and the
+binary F1 of the positive class.
 
-The same functions back the evaluate-compatible modules in metrics/accuracy and
-metrics/weighted_f1 (`evaluate.load(metric_path("accuracy"))`, offline).
+As in the authors' code, QQP dev is scored (and checkpoints selected) on the binary F1 of the
+duplicate class (GLUE's QQP F1), while PAWS is scored with the weighted F1 the paper's appendix
+B.1 describes; tasks.py says which metric each split uses. The same functions back the
+evaluate-compatible modules in metrics/<name>/ (`evaluate.load(metric_path("f1"))`, offline).
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ def weighted_f1(predictions, references) -> float:
     return float(total)
 
 
-METRICS = {"accuracy": accuracy, "weighted_f1": weighted_f1}
+def f1(predictions, references) -> float:
+    """F1 of class 1 (duplicate): sklearn's f1_score with its default pos_label=1."""
+    predictions, references = np.asarray(predictions), np.asarray(references)
+    tp = np.sum((predictions == 1) & (references == 1))
+    fp = np.sum((predictions == 1) & (references != 1))
+    fn = np.sum((predictions != 1) & (references == 1))
+    return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
+
+
+METRICS = {"accuracy": accuracy, "weighted_f1": weighted_f1, "f1": f1}
 
 
 def split_metric(metric: str, split, predictions) -> float:
@@ -40,6 +52,28 @@ def split_metric(metric: str, split, predictions) -> float:
     if split.collapse is not None:
         predictions = np.asarray(split.collapse)[predictions]
     return METRICS[metric](predictions, split.labels)
+
+
+def evaluate_module(name: str):
+    """The evaluate.Metric class of metrics/<name>/<name>.py (evaluate imports it from there)."""
+    import datasets
+    import evaluate
+
+    function = METRICS[name]
+
+    class Module(evaluate.Metric):
+        def _info(self):
+            return evaluate.MetricInfo(
+                description=f"{name} as in 'A Win-win Deal' (srnets_lib.metrics.{name})", citation="",
+                inputs_description="predictions, references: class indices",
+                features=datasets.Features({"predictions": datasets.Value("int64"),
+                                            "references": datasets.Value("int64")}))
+
+        def _compute(self, predictions, references):
+            return {name: function(predictions, references)}
+
+    Module.__name__ = Module.__qualname__ = "".join(part.title() for part in name.split("_"))
+    return Module
 
 
 def metric_path(name: str) -> str:

@@ -27,26 +27,34 @@ def random_prune(module: MaskedLinear, sparsity: float, generator: torch.Generat
 
 
 class IMPSchedule:
-    """Algorithm 1: every delta_t = imp_delta_t * t_max steps (from t = 0) prune another
-    delta_s of the original count. `imp` returns after one further interval at the target,
-    `imp-rw` right after the pruning that reaches it (weights rewound to theta_0)."""
+    """Algorithm 1 as the authors' IMP trainer runs it: every interval S = int(delta_t * t_max)
+    steps, from step 0, another delta_s of the original count is pruned, up to `target`; the
+    model at the end of each interval (steps S, 2S, ..., N S) is that level's subnetwork, so one
+    run yields every level delta_s, 2 delta_s, ..., target. Training stops at N S."""
 
-    def __init__(self, target: float, delta_s: float, delta_t_fraction: float, t_max: int, method: str):
-        self.target, self.delta_s, self.method = target, delta_s, method
-        self.interval = max(1, round(delta_t_fraction * t_max))
-        self.n = 0  # prunings done
+    def __init__(self, target: float, delta_s: float, delta_t_fraction: float, t_max: int):
+        self.delta_s = delta_s
+        self.interval = max(1, int(delta_t_fraction * t_max + 1e-9))
+        self.count = round(target / delta_s)  # N levels
 
     @property
-    def reached(self) -> bool:
-        return self.n * self.delta_s >= self.target - 1e-9
+    def total_steps(self) -> int:
+        return self.count * self.interval
 
-    def current_sparsity(self) -> float:
-        return min(self.n * self.delta_s, self.target)
+    def prunes_at(self, step: int) -> float | None:
+        """The sparsity to prune to at the start of `step`, or None."""
+        if step % self.interval or step >= self.total_steps:
+            return None
+        return self.level(step // self.interval + 1)
 
-    def action(self, step: int) -> str:
-        """'prune', 'stop' or 'train' for the start of optimisation step `step`."""
-        if step % self.interval:
-            return "train"
-        if self.reached:
-            return "stop" if self.method == "imp" else "train"
-        return "prune"
+    def level_ending_at(self, step: int) -> float | None:
+        """The level whose interval ends after `step` steps, or None."""
+        if step <= 0 or step % self.interval or step > self.total_steps:
+            return None
+        return self.level(step // self.interval)
+
+    def level(self, k: int) -> float:
+        return round(k * self.delta_s, 6)
+
+    def levels(self) -> list[float]:
+        return [self.level(k) for k in range(1, self.count + 1)]
