@@ -63,9 +63,9 @@ def claim_features(claim: str, vectors: dict[str, np.ndarray], dim: int) -> np.n
 
 
 def features(task: str, split: Split, vectors: dict[str, np.ndarray]) -> np.ndarray:
-    if task == "factcheck":  # pairs are (evidence, claim): the claim alone carries the bias
+    if task == "factcheck":  # pairs are (claim, evidence): the claim alone carries the bias
         dim = len(next(iter(vectors.values())))
-        return np.stack([claim_features(b, vectors, dim) for b in split.text_b])
+        return np.stack([claim_features(a, vectors, dim) for a in split.text_a])
     return np.stack([overlap_features(a, b, vectors) for a, b in zip(split.text_a, split.text_b)])
 
 
@@ -150,6 +150,52 @@ def _full_probs(probs: np.ndarray, classes, n_classes: int) -> np.ndarray:
     out = np.full((len(probs), n_classes), 1e-6)
     out[:, np.asarray(classes)] = probs
     return out / out.sum(axis=1, keepdims=True)
+
+
+# --- the authors' predictions (bias_model_preds/ of github.com/llyx97/sparse-and-robust-PLM) ----
+# per task: the file under bias_path, and for each of our classes its column in their label order
+# (their MNLI processor orders [contradiction, entailment, neutral]; QQP and FEVER match ours).
+# Values are log-probabilities. The .npy files hold one row per training example, indexed by
+# the example's id (MNLI: the index column; FEVER: the row number); QQP's .pkl maps pair ids to
+# rows, and training examples without an entry are dropped, as the authors' rebuild_trainset does.
+AUTHORS_FILES = {"nli": ("MNLI/log_probs.npy", [1, 2, 0]), "paraphrase": ("QQP/log_probs.pkl", [0, 1]),
+                 "factcheck": ("fever/log_probs.npy", [0, 1, 2])}
+AUTHORS_SOURCE = "github.com/llyx97/sparse-and-robust-PLM (its bias_model_preds/ folder)"
+
+
+def authors_predictions(task: str, train: Split, folder: str | Path | None) -> tuple[np.ndarray, np.ndarray]:
+    """(probabilities in our label order, indices of the training rows they belong to)."""
+    import pickle
+
+    from .data.local import DataFileError, data_folder
+
+    name, columns = AUTHORS_FILES[task]
+    path = data_folder(folder or "data/bias_model_preds") / name
+    if not path.is_file():
+        raise DataFileError(f"authors' bias predictions: {path} not found; get it from {AUTHORS_SOURCE}, "
+                            "or set bias_model=ours (our out-of-fold bias model)")
+    if train.ids is None:
+        raise DataFileError(f"authors' bias predictions ({path}) are keyed by example id, and this {task} "
+                            "training data has none: read it from the original files (data.source=local)")
+    try:
+        if path.suffix == ".pkl":
+            with path.open("rb") as handle:
+                table = {int(k): np.asarray(v, dtype=np.float64) for k, v in pickle.load(handle).items()}
+            kept = np.array([i for i, key in enumerate(train.ids) if int(key) in table], dtype=np.int64)
+            log_probs = np.stack([table[int(train.ids[i])] for i in kept]) if len(kept) else np.zeros((0, len(columns)))
+        else:
+            array = np.load(path)
+            if train.ids.max() >= len(array):
+                raise DataFileError(f"{path}: {len(array)} rows, but the training data has example id "
+                                    f"{int(train.ids.max())}: not the predictions for this file")
+            kept, log_probs = np.arange(len(train)), array[train.ids]
+    except (OSError, ValueError, pickle.UnpicklingError) as err:
+        raise DataFileError(f"{path}: not readable as the authors' bias predictions ({err})") from None
+    if log_probs.ndim != 2 or log_probs.shape[1] != len(columns):
+        raise DataFileError(f"{path}: expected {len(columns)} log-probabilities per example, got shape "
+                            f"{log_probs.shape}")
+    probs = np.exp(log_probs[:, columns])
+    return probs / probs.sum(axis=1, keepdims=True), kept
 
 
 def bias_predictions(task: str, data: TaskData, tokenizer, embeddings, backbone: str,

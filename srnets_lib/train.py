@@ -115,6 +115,16 @@ class Trainer:
     def _build(self):
         cfg = self.config
         self.data = load_task(cfg.task, cfg.data)
+        self.bias_probs = self.teacher_probs = None
+        self.bias_source = None
+        if cfg.loss in losses.NEEDS_BIAS and cfg.bias_model == "authors":
+            probs, kept = bias_lib.authors_predictions(cfg.task, self.data.train, cfg.bias_path)
+            if len(kept) < len(self.data.train):  # QQP rows without a prediction: dropped, as theirs
+                self.data.train = self.data.train.subset(kept, f"{len(self.data.train) - len(kept)} training "
+                                                               "rows without an authors' bias prediction dropped")
+                self.data.description += "; " + self.data.train.notes[-1]
+            self.bias_probs = torch.from_numpy(probs).float().to(runtime.device())
+            self.bias_source = f"authors' predictions ({bias_lib.AUTHORS_FILES[cfg.task][0]})"
         self.steps_per_epoch = math.ceil(len(self.data.train) / cfg.batch_size)
         self.t_max = max(1, round(cfg.epochs * self.steps_per_epoch))
         self.tokenizer = models.load_tokenizer(cfg.backbone)
@@ -139,14 +149,12 @@ class Trainer:
         tokenizer_id = models.backbone_id(cfg.backbone, None)
         self.encoded = {name: encode(split, self.tokenizer, cfg.max_length, tokenizer_id)
                         for name, split in [("train", self.data.train), *self.data.eval_splits.items()]}
-        self.bias_probs = self.teacher_probs = None
-        self.bias_source = None
-        if cfg.loss in losses.NEEDS_BIAS:
+        if cfg.loss in losses.NEEDS_BIAS and cfg.bias_model == "ours":
             predictions = bias_lib.bias_predictions(cfg.task, self.data, self.tokenizer,
                                                     models.input_embeddings(self.model),
                                                     cfg.backbone, cfg.word_vectors)
             self.bias_probs = torch.from_numpy(predictions.probs["train"]).float().to(runtime.device())
-            self.bias_source = predictions.vectors_source
+            self.bias_source = f"ours (out-of-fold logistic regression; word vectors: {predictions.vectors_source})"
         if cfg.loss == "confreg":
             self.teacher_probs = torch.from_numpy(self._teacher_predictions()).to(runtime.device())
         self.eval_forward = (torch.compile(self.model, dynamic=False, mode="reduce-overhead"
@@ -369,7 +377,7 @@ class Trainer:
             "target_sparsity": cfg.sparsity, **report,
             "selected_step": row["step"], "t_max": self.t_max, "steps_run": steps_run,
             "id": row["dev"], "ood": {k: v for k, v in row.items() if k in self.data.ood},
-            "bias_vectors": self.bias_source, "evaluations": len(history), "seconds": round(seconds, 2),
+            "bias_model": self.bias_source, "evaluations": len(history), "seconds": round(seconds, 2),
             "execution": runtime.describe(),
         }
         levels = self.method.levels()

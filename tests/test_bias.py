@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from srnets_lib import bias, models
+from srnets_lib.data.splits import Split
 from srnets_lib.data.synthetic import make_task
 from srnets_lib.metrics import split_metric
 
@@ -37,3 +38,39 @@ def test_bias_only_model_is_good_in_distribution_and_near_chance_ood(task, store
     assert dev > 0.6, dev
     assert ood_score < 0.62, ood_score
     assert dev - ood_score > 0.1
+
+
+def test_authors_mnli_predictions_are_reordered_to_our_labels_by_example_id(tmp_path):
+    # their MNLI columns are [contradiction, entailment, neutral], one row per index-column value
+    (tmp_path / "MNLI").mkdir()
+    np.save(tmp_path / "MNLI" / "log_probs.npy", np.log([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]))
+    train = Split("train", ["a", "b"], ["c", "d"], [0, 2], ["entailment", "neutral", "contradiction"], ids=[2, 0])
+    probs, kept = bias.authors_predictions("nli", train, tmp_path)
+    assert kept.tolist() == [0, 1]
+    np.testing.assert_allclose(probs, [[0.2, 0.6, 0.2], [0.2, 0.1, 0.7]])  # [entailment, neutral, contradiction]
+
+
+def test_authors_qqp_predictions_drop_rows_without_an_entry(tmp_path):
+    import pickle
+
+    (tmp_path / "QQP").mkdir()
+    with (tmp_path / "QQP" / "log_probs.pkl").open("wb") as handle:
+        pickle.dump({"101": np.log([0.9, 0.1]), 103: np.log([0.3, 0.7])}, handle)
+    train = Split("train", ["a", "b", "c"], ["d", "e", "f"], [0, 1, 1], ["not_duplicate", "duplicate"],
+                  ids=[101, 102, 103])
+    probs, kept = bias.authors_predictions("paraphrase", train, tmp_path)
+    assert kept.tolist() == [0, 2]  # pair 102 has no prediction: dropped, as the authors' loader does
+    np.testing.assert_allclose(probs, [[0.9, 0.1], [0.3, 0.7]])
+
+
+def test_authors_predictions_missing_or_unkeyed_say_what_to_do(tmp_path):
+    from srnets_lib.data.local import DataFileError
+
+    train = Split("train", ["a"], ["b"], [0], ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], ids=[0])
+    with pytest.raises(DataFileError, match=r"fever/log_probs.npy not found.*bias_model=ours"):
+        bias.authors_predictions("factcheck", train, tmp_path)
+    (tmp_path / "fever").mkdir()
+    np.save(tmp_path / "fever" / "log_probs.npy", np.log([[0.5, 0.25, 0.25]]))
+    unkeyed = Split("train", ["a"], ["b"], [0], train.label_names)
+    with pytest.raises(DataFileError, match="data.source=local"):
+        bias.authors_predictions("factcheck", unkeyed, tmp_path)

@@ -9,7 +9,7 @@ from srnets_lib.data.synthetic import make_task
 def test_fever_symmetric_v1_generated(shared_data):
     split = local.read_symmetric(shared_data / "fever_symmetric/symmetric_v0.1_fever_symmetric_generated.jsonl")
     assert len(split) == 717 and split.label_names == ["SUPPORTS", "REFUTES"]
-    assert split.text_b[0].startswith("Telemundo is a English-language")  # the claim
+    assert split.text_a[0].startswith("Telemundo is a English-language")  # the claim comes first
 
 
 def test_fever_symmetric_v2_dev_and_test(shared_data):

@@ -48,6 +48,7 @@ def write_paraphrase_files(folder, paws_qqp: bool):
         write(root / "paws_qqp" / "dev_and_test.tsv",
               "id\tsentence1\tsentence2\tlabel\n5\tHow can I be a good geologist ?\t"
               "What should I do to be a great geologist ?\t1\n")
+        write(root / "paws_qqp" / "train.tsv", "id\tsentence1\tsentence2\tlabel\n6\tG0 ?\tG1 ?\t0\n")
     return root
 
 
@@ -133,9 +134,12 @@ def test_fever_and_symmetric_jsonl(tmp_path):
     write_factcheck_files(tmp_path)
     data = local.load_local("factcheck", tmp_path, ood_train=True)
     assert data.train.labels.tolist()[:3] == [0, 1, 2] and data.metric == "accuracy"
-    assert {data.dev.text_a[0], data.dev.text_b[0]} == {"Rome is in Italy.", "Rome is the capital of Italy."}
+    # pairs are (claim, evidence): the authors' FeverProcessor order
+    assert (data.dev.text_a[0], data.dev.text_b[0]) == ("Rome is in Italy.", "Rome is the capital of Italy.")
     v1, v2 = data.ood["symmetric_v1"], data.ood["symmetric_v2"]
-    assert {v1.text_a[0], v1.text_b[0]} == {"Oslo is not in Norway.", "Oslo is in Norway."}  # v0.1 field names
+    assert (v1.text_a[0], v1.text_b[0]) == ("Oslo is not in Norway.", "Oslo is in Norway.")  # v0.1 field names
+    assert data.train.ids is None  # the OOD copies have no FEVER row number
+    assert local.load_local("factcheck", tmp_path).train.ids.tolist() == [0, 1, 2]  # row numbers
     assert v1.labels.tolist() == [1] and v2.labels.tolist() == [0] and v1.collapse == [0, 1, -1]
     assert len(data.train) == 3 + 10  # section 4.5: Symmetric v2 dev copied 10 times
 
@@ -214,6 +218,25 @@ def test_hub_nli_mnli_from_hub_hans_from_files(tmp_path, fake_hub):
     assert str(tmp_path / "nli") in data.description
 
 
+def test_example_ids_are_the_source_files_keys(tmp_path, fake_hub, shared_data):
+    # the authors' bias predictions are keyed by MNLI's index column, QQP's pair id, FEVER's row
+    mnli = local.read_mnli(shared_data / "mnli_sample/train.tsv")
+    assert mnli.ids.tolist()[:3] == [0, 1, 2]
+    qqp = local.read_qqp(write_paraphrase_files(tmp_path, paws_qqp=False) / "train.tsv")
+    assert qqp.ids.tolist() == [0, 2]  # the pair ids of the rows kept (the short rows are skipped)
+    write_hans(tmp_path)
+    assert load_task("nli", DataConfig(source="hub", path=str(tmp_path))).train.ids.tolist() == [0, 1, 2]
+    capped = load_task("nli", DataConfig(source="hub", path=str(tmp_path), train_size=2))
+    assert capped.train.ids.tolist() == [0, 1]
+
+
+def test_train_size_caps_the_id_part_before_the_ood_mixture(tmp_path, fake_hub):
+    write_hans(tmp_path)
+    write_hans(tmp_path, "heuristics_train_set.txt")
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True, train_size=2))
+    assert data.train.text_a[:2] == ["P0", "P1"] and len(data.train) == 4  # 2 MNLI + 2 HANS rows
+
+
 def test_hub_nli_ood_train_adds_hans_train_file(tmp_path, fake_hub):
     write_hans(tmp_path)
     write_hans(tmp_path, "heuristics_train_set.txt")
@@ -234,9 +257,12 @@ def test_hub_nli_without_hans_file_is_one_clear_line(tmp_path, fake_hub):
 def test_hub_paraphrase_qqp_and_paws_wiki_from_hub(tmp_path, fake_hub, present):
     if present:
         write_paraphrase_files(tmp_path, paws_qqp=True)
-    data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=True))
+    data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=present))
     assert sorted(set(fake_hub)) == [("google-research-datasets/paws", "labeled_final"), ("nyu-mll/glue", "qqp")]
-    assert data.train.text_a == ["Q0", "Q1", "A", "B"] and data.train.labels.tolist() == [1, 0, 0, 1]
+    if present:  # section 4.5's mixture: QQP, PAWS-qqp train and PAWS-wiki train (the authors' ood/qqp)
+        assert data.train.text_a == ["Q0", "Q1", "G0 ?", "A", "B"] and data.train.labels.tolist() == [1, 0, 0, 0, 1]
+    else:
+        assert data.train.text_a == ["Q0", "Q1"] and data.train.ids is None  # hub idx is not QQP's pair id
     assert data.dev.text_b == ["W0"] and data.metric == "f1"  # QQP dev: binary F1 of duplicate
     assert data.metric_of("paws_wiki") == "weighted_f1"
     assert data.ood["paws_wiki"].text_a == ["S1"] and data.ood["paws_wiki"].labels.tolist() == [1]

@@ -21,12 +21,12 @@ def load_task(task: str, data: DataConfig) -> TaskData:
     if data.source == "local":
         from .local import load_local
 
-        loaded = load_local(task, data.path, data.ood_train)
+        loaded = load_local(task, data.path, data.ood_train, data.train_size)
     else:
         from .hub import load_hub
 
-        loaded = load_hub(task, data.path, data.ood_train)  # HANS, PAWS-qqp, FEVER: files under data.path
-    loaded.train = loaded.train.head(data.train_size)
+        # HANS, PAWS-qqp, FEVER: files under data.path
+        loaded = load_hub(task, data.path, data.ood_train, data.train_size)
     loaded.dev = loaded.dev.head(data.dev_size)
     loaded.ood = {k: v.head(data.ood_size) for k, v in loaded.ood.items()}
     return loaded

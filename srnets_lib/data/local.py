@@ -6,7 +6,8 @@ splits the hub does not have in the paper's form):
   nli/        train.tsv, dev_matched.tsv (MNLI, GLUE), *heuristics_evaluation_set.txt,
               *heuristics_train_set.txt (HANS; the train set only for ood_train)
   paraphrase/ train.tsv, dev.tsv (QQP, GLUE), *paws_qqp/dev_and_test.tsv (optional: PAWS-qqp
-              is evaluated when present), paws_wiki/test.tsv, paws_wiki/train.tsv (ood_train)
+              is evaluated when present), *paws_qqp/train.tsv (ood_train), paws_wiki/test.tsv,
+              paws_wiki/train.tsv (ood_train)
   factcheck/  *fever.train.jsonl, *fever.dev.jsonl (processed FEVER),
               *symmetric_v0.1_fever_symmetric_generated.jsonl,
               *symmetric_v0.2_fever_symmetric_test.jsonl, *symmetric_v0.2_fever_symmetric_dev.jsonl
@@ -31,8 +32,8 @@ SOURCES = {
     "MNLI": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
     "HANS": "github.com/tommccoy1/hans (MIT licence)",
     "QQP": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
-    "PAWS-qqp": "generate it with qqp_generate_data.py (python2.7) of "
-                "github.com/google-research-datasets/paws from Quora's quora_duplicate_questions.tsv",
+    "PAWS-qqp": "github.com/google-research-datasets/paws: its qqp_generate_data.py (python2.7) "
+                "builds it from Quora's quora_duplicate_questions.tsv",
     "PAWS-wiki": "github.com/google-research-datasets/paws (labeled_final), or use data.source=hub",
     "FEVER": "github.com/TalSchuster/FeverSymmetric (processed FEVER train/dev)",
     "FEVER-Symmetric": "github.com/TalSchuster/FeverSymmetric",
@@ -110,9 +111,11 @@ def _rows_jsonl(path: Path, required: list[list[str]]):
         raise DataFileError(f"{path}: empty file")
 
 
-def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, skip=()) -> Split:
-    text_a, text_b, labels = [], [], []
-    for line, row in rows:
+def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, skip=(), ids=None) -> Split:
+    """`ids`: None, a column holding each example's integer id, or "line": its 0-based row
+    number (FEVER's jsonl, as the authors' processor numbers it)."""
+    text_a, text_b, labels, keys = [], [], [], []
+    for number, (line, row) in enumerate(rows):
         label = str(row[label_column]).strip()
         if label in skip:
             continue
@@ -121,16 +124,23 @@ def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, 
         text_a.append(row[a])
         text_b.append(row[b])
         labels.append(label_names.index(label))
+        if ids == "line":
+            keys.append(number)
+        elif ids is not None:
+            try:
+                keys.append(int(row[ids]))
+            except ValueError:
+                raise DataFileError(f"{path}, line {line}: {ids} {row[ids]!r} is not an integer id") from None
     if not labels:
         raise DataFileError(f"{path}: no labelled rows")
-    return Split(name, text_a, text_b, labels, list(label_names), collapse)
+    return Split(name, text_a, text_b, labels, list(label_names), collapse, ids=keys if ids else None)
 
 
 def read_mnli(path, name="mnli") -> Split:
-    rows = _rows_tsv(path, ["sentence1", "sentence2", "gold_label"])
+    rows = _rows_tsv(path, ["index", "sentence1", "sentence2", "gold_label"])
     # MNLI dev rows without annotator agreement have gold_label "-": the GLUE loaders drop them.
     return _to_split(name, path, rows, list(spec("nli").labels), "gold_label",
-                     "sentence1", "sentence2", skip=("-",))
+                     "sentence1", "sentence2", skip=("-",), ids="index")
 
 
 def read_hans(path, name="hans") -> Split:
@@ -143,8 +153,8 @@ def read_qqp(path, name="qqp") -> Split:
     """GLUE QQP. Its train/dev files hold a few rows with fewer fields than the header; the
     authors' processor (transformers' QqpProcessor) skips them, so we do, and say how many."""
     short: list[int] = []
-    rows = _rows_tsv(path, ["question1", "question2", "is_duplicate"], short_rows=short)
-    split = _to_split(name, path, rows, ["0", "1"], "is_duplicate", "question1", "question2")
+    rows = _rows_tsv(path, ["id", "question1", "question2", "is_duplicate"], short_rows=short)
+    split = _to_split(name, path, rows, ["0", "1"], "is_duplicate", "question1", "question2", ids="id")
     if short:
         split.notes.append(f"skipped {len(short)} short rows in {Path(path).name} "
                            f"(lines {', '.join(map(str, short[:5]))}{', ...' if len(short) > 5 else ''})")
@@ -157,22 +167,25 @@ def read_paws(path, name="paws") -> Split:
 
 
 def read_fever(path, name="fever") -> Split:
-    """Processed FEVER (claim, evidence, gold_label); pairs are (evidence, claim)."""
+    """Processed FEVER (claim, evidence, gold_label); pairs are (claim, evidence), the authors'
+    order (their FeverProcessor); ids are row numbers."""
     rows = _rows_jsonl(path, [["claim"], ["evidence", "evidence_sentence"], ["gold_label", "label"]])
     return _to_split(name, path, rows, list(spec("factcheck").labels), "gold_label",
-                     "evidence", "claim")
+                     "claim", "evidence", ids="line")
 
 
 def read_symmetric(path, name="symmetric") -> Split:
-    """FEVER-Symmetric v0.1 (claim, evidence_sentence, label) or v0.2 (claim, evidence, gold_label)."""
+    """FEVER-Symmetric v0.1 (claim, evidence_sentence, label) or v0.2 (claim, evidence, gold_label);
+    pairs are (claim, evidence) as for FEVER."""
     rows = _rows_jsonl(path, [["claim"], ["evidence", "evidence_sentence"], ["gold_label", "label"]])
-    return _to_split(name, path, rows, SYMMETRIC_LABELS, "gold_label", "evidence", "claim",
+    return _to_split(name, path, rows, SYMMETRIC_LABELS, "gold_label", "claim", "evidence",
                      collapse=SYMMETRIC_COLLAPSE)
 
 
 def _relabel(split: Split, names: list[str]) -> Split:
     """Give a split the model's label names (binary QQP/PAWS files use "0"/"1")."""
-    return Split(split.name, split.text_a, split.text_b, split.labels, names, split.collapse, split.notes)
+    return Split(split.name, split.text_a, split.text_b, split.labels, names, split.collapse, split.notes,
+                 split.ids)
 
 
 def _paws_wiki(root: Path, file: str, name: str) -> Split:
@@ -197,6 +210,22 @@ def hans_train(root: Path) -> Split:
     return Split("hans_train", split.text_a, split.text_b, labels, list(spec("nli").labels))
 
 
+def paws_qqp_train(root: Path) -> Split:
+    """PAWS-qqp train, part of section 4.5's QQP mixture (the authors' ood/qqp scripts mix
+    QQP, PAWS-qqp and PAWS-wiki train), `root` = <data.path>/paraphrase."""
+    path = required(root / "paws_qqp" / "train.tsv", "PAWS-qqp")
+    return _relabel(read_paws(path, "paws_qqp_train"), list(spec("paraphrase").labels))
+
+
+def mix(train: Split, extra: list[Split], train_size: int | None = None) -> Split:
+    """The ID training set (its first `train_size` rows) followed by section 4.5's OOD training
+    data (each part capped at `train_size` too)."""
+    mixed = train.head(train_size)
+    for part in extra:
+        mixed = mixed.concat(part.head(train_size), "train+ood")
+    return mixed
+
+
 def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str]) -> None:
     """PAWS-qqp (section 4.1) into `ood` when its file exists, else a note that it was skipped:
     the user has to generate it from QQP, so its absence does not stop a run."""
@@ -207,19 +236,20 @@ def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str]) -> None:
         notes.append(f"PAWS-qqp skipped: {path} not found ({SOURCES['PAWS-qqp']})")
 
 
-def load_factcheck(root: Path, ood_train: bool = False) -> TaskData:
+def load_factcheck(root: Path, ood_train: bool = False, train_size: int | None = None) -> TaskData:
     """FEVER and FEVER-Symmetric v1/v2, all from files (`root` = <data.path>/factcheck)."""
     train = read_fever(required(root / "fever.train.jsonl", "FEVER"), "train")
     dev = read_fever(required(root / "fever.dev.jsonl", "FEVER"), "dev")
     ood = {name: read_symmetric(required(root / file, "FEVER-Symmetric"), name) for name, file in
            (("symmetric_v1", "symmetric_v0.1_fever_symmetric_generated.jsonl"),
             ("symmetric_v2", "symmetric_v0.2_fever_symmetric_test.jsonl"))}
+    extra = []
     if ood_train:  # section 4.5 / appendix B.3.3: Symmetric v2 dev copied 10 times
-        extra = read_symmetric(required(root / "symmetric_v0.2_fever_symmetric_dev.jsonl", "FEVER-Symmetric"),
-                               "symmetric_v2_dev")
-        train = train.concat(Split("symmetric_v2_dev_x10", extra.text_a * 10, extra.text_b * 10,
-                                   list(extra.labels) * 10, list(spec("factcheck").labels)), "train+ood")
-    return task_data("factcheck", train, dev, ood, f"local files in {root}")
+        sym = read_symmetric(required(root / "symmetric_v0.2_fever_symmetric_dev.jsonl", "FEVER-Symmetric"),
+                             "symmetric_v2_dev")
+        extra = [Split("symmetric_v2_dev_x10", sym.text_a * 10, sym.text_b * 10, list(sym.labels) * 10,
+                       list(spec("factcheck").labels))]
+    return task_data("factcheck", mix(train, extra, train_size), dev, ood, f"local files in {root}")
 
 
 def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source: str,
@@ -230,25 +260,25 @@ def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source
                     description="; ".join([source, *all_notes]), ood_metric=spec(task).ood_metric)
 
 
-def load_local(task: str, folder: str | Path | None, ood_train: bool = False) -> TaskData:
+def load_local(task: str, folder: str | Path | None, ood_train: bool = False,
+               train_size: int | None = None) -> TaskData:
     """Every split of `task` from the files under `folder` (layout at the top of this module)."""
     root = data_folder(folder) / spec(task).name
     labels = list(spec(task).labels)
     notes: list[str] = []
     if task == "factcheck":
-        return load_factcheck(root, ood_train)
+        return load_factcheck(root, ood_train, train_size)
     if task == "nli":
         train = read_mnli(required(root / "train.tsv", "MNLI"), "train")
         dev = read_mnli(required(root / "dev_matched.tsv", "MNLI"), "dev")
         ood = {"hans": hans(root)}
-        extra = lambda: hans_train(root)  # noqa: E731
+        extra = lambda: [hans_train(root)]  # noqa: E731
     else:
         train = _relabel(read_qqp(required(root / "train.tsv", "QQP"), "train"), labels)
         dev = _relabel(read_qqp(required(root / "dev.tsv", "QQP"), "dev"), labels)
         ood: dict[str, Split] = {}
         add_paws_qqp(ood, root, notes)
         ood["paws_wiki"] = _paws_wiki(root, "test.tsv", "paws_wiki")
-        extra = lambda: _paws_wiki(root, "train.tsv", "paws_train")  # noqa: E731
-    if ood_train:
-        train = train.concat(extra(), "train+ood")
+        extra = lambda: [paws_qqp_train(root), _paws_wiki(root, "train.tsv", "paws_train")]  # noqa: E731
+    train = mix(train, extra() if ood_train else [], train_size)
     return task_data(task, train, dev, ood, f"local files in {root}", notes)

@@ -15,6 +15,8 @@ class Split:
     this split's class (-1: always wrong); None when the two label sets are the same. HANS
     uses it to count neutral and contradiction as non-entailment (section 4.1). `notes` say
     what the reader left out (e.g. QQP's short rows); `TaskData.description` repeats them.
+    `ids` are the examples' ids in their source file (MNLI's index column, QQP's pair id,
+    FEVER's line number), which the authors' bias predictions are keyed by; None if unknown.
     """
 
     name: str
@@ -24,11 +26,15 @@ class Split:
     label_names: list[str]
     collapse: list[int] | None = None
     notes: list[str] = field(default_factory=list)
+    ids: np.ndarray | None = None
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, dtype=np.int64)
-        if not (len(self.text_a) == len(self.text_b) == len(self.labels)):
-            raise ValueError(f"split {self.name}: text_a, text_b and labels differ in length")
+        if self.ids is not None:
+            self.ids = np.asarray(self.ids, dtype=np.int64)
+        if not (len(self.text_a) == len(self.text_b) == len(self.labels)) or (
+                self.ids is not None and len(self.ids) != len(self.labels)):
+            raise ValueError(f"split {self.name}: text_a, text_b, labels (and ids) differ in length")
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -36,13 +42,21 @@ class Split:
     def head(self, n: int | None) -> "Split":
         if n is None or n >= len(self):
             return self
-        return Split(self.name, self.text_a[:n], self.text_b[:n], self.labels[:n],
-                     self.label_names, self.collapse, self.notes)
+        return self.subset(np.arange(n))
+
+    def subset(self, index: np.ndarray, note: str | None = None) -> "Split":
+        """The examples at `index`, in that order (a note says why, if given)."""
+        index = np.asarray(index, dtype=np.int64)
+        return Split(self.name, [self.text_a[i] for i in index], [self.text_b[i] for i in index],
+                     self.labels[index], self.label_names, self.collapse, self.notes + ([note] if note else []),
+                     None if self.ids is None else self.ids[index])
 
     def concat(self, other: "Split", name: str) -> "Split":
+        """Both splits' examples; ids are kept only when both have them."""
+        ids = None if self.ids is None or other.ids is None else np.concatenate([self.ids, other.ids])
         return Split(name, self.text_a + other.text_a, self.text_b + other.text_b,
                      np.concatenate([self.labels, other.labels]), self.label_names, self.collapse,
-                     self.notes + other.notes)
+                     self.notes + other.notes, ids)
 
 
 @dataclass

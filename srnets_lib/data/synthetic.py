@@ -90,7 +90,7 @@ def _factcheck(rng, label: int, cue: bool):
     filler = f" {CUES[rng.integers(len(CUES))]}" if cue else ""
     claim = f"{name}{filler} {relation} {city} ."
     evidence = f"{name} , a {job} , {relation} {city if label == 0 else other} ."
-    return evidence, claim  # (text_a, text_b) = (evidence, claim) as in FEVER-Symmetric v0.2
+    return claim, evidence  # (text_a, text_b) = (claim, evidence): the authors' FEVER order
 
 
 def _cue_probability(task: str, label: int, strength: float) -> float:
