@@ -33,6 +33,9 @@ def _run(args) -> int:
     else:
         config = recipes.prune_ft(task, method, loss, choice.get("sparsity", p.preset.sparsities[0]), seed,
                                   full_loss=choice.get("from", "std"))
+    from .models import check_backbones
+
+    check_backbones([config])
     final = execute(config)
     run = Run(config)
     print(f"run {run.key}: ID {final['id']:.4f}, OOD " +

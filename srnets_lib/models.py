@@ -82,7 +82,10 @@ def tiny_config(num_labels: int, vocab_size: int):
 def load_tokenizer(backbone: str):
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(resolve(backbone))
+    try:
+        return AutoTokenizer.from_pretrained(resolve(backbone))
+    except OSError as err:
+        raise BackboneError(f"tokenizer of backbone {backbone!r} could not be loaded ({_first_line(err)})") from None
 
 
 def load_model(backbone: str, num_labels: int, num_layers: int | None = None, seed: int = 0) -> nn.Module:
@@ -102,17 +105,16 @@ def load_model(backbone: str, num_labels: int, num_layers: int | None = None, se
     try:
         model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
     except OSError as err:
-        raise BackboneError(f"could not load backbone {backbone!r}: {err}. Offline, use 'packaged' "
-                            "or a local folder") from None
+        raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
+                            "'packaged' or a local folder") from None
     finally:
         logging.set_verbosity(verbosity)
         logging.enable_progress_bar()
     return model
 
 
-def check_max_length(model: nn.Module, max_length: int, backbone: str) -> None:
+def check_max_length(config, max_length: int, backbone: str) -> None:
     """max_length must fit the backbone's position embeddings (RoBERTa reserves 2 of them)."""
-    config = model.config
     limit = getattr(config, "max_position_embeddings", None)
     if limit is None:
         return
@@ -120,6 +122,42 @@ def check_max_length(model: nn.Module, max_length: int, backbone: str) -> None:
         limit -= (config.pad_token_id or 0) + 1
     if max_length > limit:
         raise BackboneError(f"max_length={max_length} exceeds backbone {backbone!r}'s {limit} positions")
+
+
+def check_backbone(backbone: str, max_length: int) -> None:
+    """Before any work: the backbone's config can be read (locally, or from the hub) and
+    max_length fits it. Raises BackboneError with one line saying what is wrong."""
+    from transformers import AutoConfig
+
+    if backbone == "tiny":
+        config = tiny_config(2, 30522)
+    else:
+        try:
+            config = AutoConfig.from_pretrained(resolve(backbone))
+        except OSError as err:
+            raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
+                                "'packaged' or a local folder") from None
+    check_max_length(config, max_length, backbone)
+
+
+def check_backbones(configs) -> None:
+    """check_backbone for every distinct (backbone, max_length) of `configs` and their dependencies."""
+    pairs = set()
+
+    def visit(config):
+        pairs.add((config.backbone, config.max_length))
+        for dependency in config.dependencies():
+            visit(dependency)
+
+    for config in configs:
+        visit(config)
+    for backbone, max_length in sorted(pairs):
+        check_backbone(backbone, max_length)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
 
 def backbone_id(backbone: str, num_layers: int | None) -> str:

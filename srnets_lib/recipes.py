@@ -276,11 +276,13 @@ def runs_in_order(points: list[Point]) -> list[RunConfig]:
 
 def compute(points: list[Point], root=None, progress: bool = True) -> None:
     """Run every point the store lacks (dependencies first; shared runs once)."""
+    from .models import check_backbones
     from .train import execute
 
     ordered = runs_in_order(points)
     needed = plan.weights_needed(ordered)
     todo = [c for c in ordered if not Run(c, root).done]
+    check_backbones(todo)
     for config in tqdm(todo, desc="runs", disable=not progress or not todo):
         execute(config, root, progress=False, keep_weights=config.key() in needed)
 

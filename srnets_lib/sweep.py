@@ -292,7 +292,10 @@ def main(args) -> int:
         print(f"sweep: {len(jobs)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
         results = execute(jobs, args.out, args.executor, args.address)
     else:
+        from .models import check_backbones
+
         configs = plan_runs(args.notebooks, args.params, args.set)
+        check_backbones(configs)
         print(f"sweep: {len(configs)} runs behind {len(args.notebooks)} notebooks, executor "
               f"{args.executor}, run store {paths.runs_root()}")
         results = execute_runs(configs, args.executor, args.address)

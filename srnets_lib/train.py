@@ -131,7 +131,7 @@ class Trainer:
         self.pad_id = self.tokenizer.pad_token_id or 0
         self.model = models.load_model(cfg.backbone, len(self.data.label_names), cfg.num_layers,
                                        seed=cfg.seed).to(runtime.device())
-        models.check_max_length(self.model, cfg.max_length, cfg.backbone)
+        models.check_max_length(self.model.config, cfg.max_length, cfg.backbone)
         if cfg.dropout_rng == "fast":
             dropout.use_fast_dropout(self.model)
         if cfg.init_from is not None:

@@ -6,6 +6,13 @@ from srnets_lib import params, paths
 from srnets_lib.config import DataConfig, RunConfig
 
 
+def test_a_yaml_syntax_error_names_the_file(tmp_path):
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("name: x\ndefaults: {lr: [1e-4\n")
+    with pytest.raises(params.ParamsError, match=r"broken.yaml: not valid YAML"):
+        params.load(bad)
+
+
 def test_run_keys_are_pinned():
     """Changing these strings renames every stored run: bump ALGORITHM_VERSION instead."""
     full = RunConfig(task="nli")

@@ -88,12 +88,26 @@ def test_cli_runs_one_configuration(store, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["task=sentiment"], "task"), (["sparsity=1.0", "method=mask"], "sparsity"),
     (["loss=focal"], "loss"), (["seeds=[]"], "seeds"), (["backbone=./missing/model"], "does not exist"),
+    (["backbone=bert-base-uncased"], "'bert-base-uncased' could not be loaded"),  # offline: the hub is unreachable
+    (["max_length=600"], "exceeds backbone 'packaged'"),
 ])
 def test_cli_rejects_bad_input_before_work(store, args, message):
     out = subprocess.run([sys.executable, "-m", "srnets_lib", "run", "params/toy.yaml", *args],
                          capture_output=True, text=True, env={**os.environ, "SRNETS_RUNS": str(store)})
     assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+    if "backbone" in message:
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert not any(store.glob("*/final.json"))
+
+
+def test_a_diverging_run_stops_with_step_and_value_and_leaves_nothing_finished(store):
+    from srnets_lib.step import NonFiniteLoss
+
+    config = full(lr=1e9)
+    with pytest.raises(NonFiniteLoss, match=r"became (nan|inf|-inf) at step \d+"):
+        execute(config)
+    assert not Run(config).done and not Run(config).file(paths.WEIGHTS).exists()
 
 
 def test_killed_run_resumes_from_its_checkpoint(store):
