@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PARAMS ?= params/toy.yaml
 EXECUTOR ?= ray
+BOOK_OUT ?= .   # the HTML goes to $(BOOK_OUT)/_build/html
 NOTEBOOKS := $(wildcard book/*.ipynb)
 # The toy build (the default PARAMS) and the tests never reach the hub; a paper-scale build
 # (make book PARAMS=params/paper.yaml) downloads bert-base-uncased and the datasets.
@@ -29,8 +30,8 @@ $(STAMP): pyproject.toml constraints.txt
 book: export SRNETS_PARAMS = $(PARAMS)
 book: $(STAMP)
 	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR)
-	$(VENV)/bin/jupyter-book build --all .   # --all: re-execute every notebook against the run store
-	$(PY) -m srnets_lib.browser_check
+	$(VENV)/bin/jupyter-book build --all --path-output $(BOOK_OUT) .   # --all: re-execute every notebook
+	$(PY) -m srnets_lib.browser_check --html $(BOOK_OUT)/_build/html --screenshot $(BOOK_OUT)/_build/screenshots
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

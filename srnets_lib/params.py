@@ -1,6 +1,7 @@
 """Parameter files (params/*.yaml): a preset's grid plus the hyper-parameters of its runs.
 
-A file has four parts:
+A file may start from another (`base: paper.yaml`, relative to the file): mappings merge key
+by key, lists are replaced, and its `overrides` come after the base's. A file has four parts:
   preset:    seeds, sparsities, tasks (the grid the notebooks sweep)
   defaults:  RunConfig fields shared by every run
   overrides: a list of {when: {...}, set: {...}}; `when` matches task, stage (full: dense
@@ -132,21 +133,36 @@ class Params(_Strict):
             raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{_explain(err)}") from None
 
     def tasks_for(self, section: str) -> list[str]:
+        if section == "appc5":
+            return list(self.sections.appc5_tasks)
         chosen = self.sections.sec4_2_tasks if section == "sec4_2" else self.sections.other_tasks
         return list(chosen or self.preset.tasks)
 
 
-def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) -> Params:
-    """Load and validate a params file; `overrides` are `key=value` strings or a dict."""
-    path = paths.project_file(path)
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    """A params file's mapping, merged over its `base` file if it names one."""
     if not path.is_file():
         raise ParamsError(f"params file {path} does not exist")
+    if path.resolve() in seen:
+        raise ParamsError(f"{path}: `base` files form a cycle")
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise ParamsError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: expected a mapping with preset, defaults, overrides")
+    if "base" not in raw:
+        return raw
+    base = _read(path.parent / str(raw.pop("base")), seen + (path.resolve(),))
+    overrides = base.pop("overrides", []) + raw.pop("overrides", [])
+    _deep_update(base, raw)
+    return {**base, "overrides": overrides}
+
+
+def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) -> Params:
+    """Load and validate a params file; `overrides` are `key=value` strings or a dict."""
+    path = paths.project_file(path)
+    raw = _read(path)
     items = parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides or {})
     for key, value in items.items():
         head = key.split(".")[0]

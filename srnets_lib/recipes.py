@@ -33,6 +33,7 @@ class Point:
     config: RunConfig
     reference: bool = False  # a full-model reference line rather than a curve
     level: float | None = None  # the IMP level of `config` this point shows
+    group: str = ""  # a facet of the section (C.5: the backbone)
 
 
 class Recipes:
@@ -232,11 +233,13 @@ class Recipes:
             for task in tasks:
                 for seed in seeds:
                     for loss in ("std", "poe"):
-                        points.append(Point(f"{name}: full {loss}", task, seed, 0.0, other.full(task, loss, seed), True))
+                        points.append(Point(f"full bert ({loss})", task, seed, 0.0, other.full(task, loss, seed),
+                                            True, group=name))
                     for s in (0.5, 0.7):
-                        points.append(Point(f"{name}: mask {s}", task, seed, s,
-                                            other.prune_ft(task, "mask", "poe", s, seed)))
-                    points.append(Point(f"{name}: mask 0.5->0.7", task, seed, 0.7, other.gradual(task, 0.5, 0.7, seed)))
+                        points.append(Point(f"mask {s}", task, seed, s, other.prune_ft(task, "mask", "poe", s, seed),
+                                            group=name))
+                    points.append(Point("mask 0.5->0.7", task, seed, 0.7, other.gradual(task, 0.5, 0.7, seed),
+                                        group=name))
         return points
 
     # --- one notebook's points ----------------------------------------------------------------
@@ -248,7 +251,7 @@ class Recipes:
         """
         if name not in SECTIONS:
             raise ValueError(f"unknown section {name!r}; accepted: {', '.join(SECTIONS)}")
-        tasks = list(tasks or (self.p.sections.appc5_tasks if name == "appc5" else self.p.tasks_for(name)))
+        tasks = list(tasks or self.p.tasks_for(name))
         seeds = list(seeds or self.p.preset.seeds)
         sparsities = list(self.p.preset.sparsities if sparsities is None else sparsities)
         if name in ("sec5_1", "sec5_2", "appc5"):
@@ -296,7 +299,7 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
             continue
         final = run.final()
         result = final if p.level is None else final["levels"][f"{p.level:g}"]
-        row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference,
+        row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
                "id": result["id"], "sparsity": result["sparsity"], "key": run.key, "metric": final["metric"],
                "ood_metric": final.get("ood_metric", final["metric"])}
         row.update({f"ood:{k}": v for k, v in result["ood"].items()})

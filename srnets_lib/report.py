@@ -13,6 +13,19 @@ SYNTHETIC_NOTE = ("**These results come from synthetic planted-bias data and a s
                   "data, truncated to its first layers). They are not the paper's numbers.**")
 
 
+def banner(params) -> str:
+    """What the numbers on a page are: synthetic toy results, a derived params file's, or a
+    paper-scale reproduction (never the paper's own published numbers)."""
+    data = params.defaults.get("data", {}).get("source", "synthetic")
+    if data == "synthetic":
+        return SYNTHETIC_NOTE
+    if params.name != "paper":
+        return (f"**These results come from `{params.source}` ({params.name}: {params.description.strip()}). "
+                "They are not the paper's settings and not the paper's numbers.**")
+    return ("**These results are this build's reproduction at the paper's settings (`params/paper.yaml`), "
+            "computed from the run store; the paper's own figures are not reproduced here.**")
+
+
 # A model whose ID score is below this fraction of the std full model's has not learned the task;
 # a better OOD score from it is not robustness (a constant predictor scores ~50% on a balanced
 # OOD set whatever the bias). Verdicts say so instead of calling it a win.
@@ -94,9 +107,10 @@ def subnetworks_vs_full(df: pd.DataFrame, series: str, reference: str = STD,
 def gradual_vs_fixed(df: pd.DataFrame, reference: str = STD) -> str:
     """(d) section 5.2: gradual 0.7 -> 0.9 vs fixed 0.9 at the longest mask training."""
     lines = []
-    longest = df[~df.reference].x.max() if "reference" in df else df.x.max()
     for task in dict.fromkeys(df.task):
         ood = _ood_column(df, task)
+        fixed_x = df[(df.task == task) & (df.series == "fixed")].x
+        longest = fixed_x.max() if len(fixed_x) else 0
         fixed = (_mean(df, task, "fixed", "id", longest), _mean(df, task, "fixed", ood, longest))
         grad = (_mean(df, task, "gradual 0.7->0.9", "id", longest), _mean(df, task, "gradual 0.7->0.9", ood, longest))
         if None in fixed + grad:

@@ -120,8 +120,9 @@ class Trainer:
         if cfg.loss in losses.NEEDS_BIAS and cfg.bias_model == "authors":
             probs, kept = bias_lib.authors_predictions(cfg.task, self.data.train, cfg.bias_path)
             if len(kept) < len(self.data.train):  # QQP rows without a prediction: dropped, as theirs
-                self.data.train = self.data.train.subset(kept, f"{len(self.data.train) - len(kept)} training "
-                                                               "rows without an authors' bias prediction dropped")
+                dropped = len(self.data.train) - len(kept)
+                self.data.train = self.data.train.subset(kept, "training rows without an authors' bias "
+                                                               f"prediction dropped: {dropped}")
                 self.data.description += "; " + self.data.train.notes[-1]
             self.bias_probs = torch.from_numpy(probs).float().to(runtime.device())
             self.bias_source = f"authors' predictions ({bias_lib.AUTHORS_FILES[cfg.task][0]})"
@@ -238,7 +239,7 @@ class Trainer:
     def _snapshot(self) -> dict:
         """What the selected checkpoint needs: masks (pruning) and trained tensors (fine-tuning)."""
         state = {}
-        if self.masked:
+        if self.config.is_pruning:  # a retrain's mask is its input's: not saved again
             state["masks"] = {n: m.binary_mask().clone() for n, m in self.masked.items()}
         if self.config.method == "finetune":
             state["weights"] = {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}

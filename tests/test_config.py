@@ -114,3 +114,16 @@ def test_overrides_select_on_where_a_run_starts():
     from_pt = p.run("nli", "mask", "std", seed=1, sparsity=0.5)
     from_ft = p.run("nli", "mask", "std", seed=1, sparsity=0.5, init_from=full)
     assert from_pt.lr != from_ft.lr  # params/toy.yaml: `when: {method: mask, start: pt}`
+
+
+def test_a_params_file_extends_its_base(tmp_path):
+    derived = tmp_path / "derived.yaml"
+    derived.write_text(f"base: {paths.PARAMS_DIR / 'paper.yaml'}\nname: derived\npreset: {{seeds: [7]}}\n"
+                       "forced: {backbone: tiny}\noverrides: [{when: {task: nli}, set: {lr: 1.0e-3}}]\n")
+    p = params.load(derived)
+    assert p.preset.seeds == [7] and p.preset.sparsities == [0.2, 0.5, 0.7, 0.9]  # merged, not replaced
+    assert p.run("nli").lr == 1e-3 and p.run("nli").backbone == "tiny"  # its overrides come last
+    assert p.run("paraphrase").warmup_steps == 3400  # the base's overrides still apply
+    (tmp_path / "loop.yaml").write_text("base: loop.yaml\n")
+    with pytest.raises(params.ParamsError, match="cycle"):
+        params.load(tmp_path / "loop.yaml")
