@@ -1,27 +1,36 @@
 """Training-step speed, srnets vs a naive reference, measured side by side in one process.
 
-    python -m srnets_lib.bench                       # tiny + packaged, all workloads
-    python -m srnets_lib.bench --models bert-base --workloads mask --steps 3
+    python -m srnets_lib.bench                                  # CPU: tiny, packaged-2, packaged
+    python -m srnets_lib.bench --models bert-base --workloads mask finetune imp eval --sharing 1 2 4   # GPU
 
 Workloads (one optimiser step each, the same examples, model shape and batch size):
   finetune  all weights train (embeddings frozen, as in params/toy.yaml)
   mask      only the mask scores train (algorithm 2); every weight frozen
   imp       weights train under a fixed 50% magnitude mask (algorithm 1 between pruning steps)
+  eval      inference over the examples at the evaluation batch size (no optimiser)
+
+Lengths: `synthetic` (the toy's synthetic NLI pairs, mean ~14 tokens) or `mnli-like` (generated:
+log-normal word-piece counts with mean ~40 and a tail to 128, as MNLI pairs under BERT's
+tokenizer; no download). Default: mnli-like for bert-base, synthetic otherwise.
 
 Variants, each adding one change to the one before it:
-  naive     the authors' setting: fp32, every pair padded to --max-length, random batches,
-            eager attention, torch's dropout, and autograd through the frozen weights (every
-            parameter requires grad; the optimiser only steps the trainable ones)
-  fp32 pad  srnets_lib's training step: frozen weights get no gradient, SDPA attention
-  bf16 pad  + RunConfig.precision=bf16 (autocast; weights stay fp32)
-  ours pad  + RunConfig.dropout_rng=fast (srnets_lib/dropout.py): params/toy.yaml's settings
-  ours      + dynamic padding with length-grouped batches: the real lengths
-The ratios `ours pad / naive` (same padded workload) and `ours / naive` are the headline.
+  naive     the authors' setting: fp32, every pair padded to --max-length, random batches, eager
+            attention, torch's dropout, autograd through every frozen weight
+  fp32 pad  srnets_lib's training step (step.py), eager: no gradients for frozen weights, SDPA
+  bf16 pad  + precision bf16 (autocast; weights stay fp32)
+  ours pad  + dropout_rng fast on CPU (srnets_lib/dropout.py); on CUDA the same as bf16 pad
+  ours      + dynamic padding in length-grouped batches: the real lengths
+  compiled  + torch.compile of the step (CUDA graphs on GPU), lengths padded to step.BUCKETS
+  compiled pad  the compiled step on batches padded to --max-length
+Defaults: on CPU naive .. ours (compiling a CPU step took ~48 s and gave no gain); on CUDA
+naive, bf16 pad, ours, compiled pad, compiled. `--sharing 1 2 4` also measures the aggregate
+mask-training steps/s of N processes sharing the device. On CUDA the record carries a
+`gpu_estimate` (BERT-base compiled mask steps/s at mnli-like lengths, evaluation examples/s,
+sharing speed-ups) that `python -m srnets_lib plan` turns into GPU-hours.
 
-Memory: CUDA peak allocated; on CPU the peak resident-set growth from the first step on
-(activations, gradients, optimiser state; not the weights), sampled every 2 ms. Model FLOPs count the real (non-padding) tokens only:
-6 * prunable-and-dense matmul parameters * tokens + attention. On a GPU the achieved TFLOP/s
-are compared with a measured bf16 matmul peak (model-FLOP utilisation, MFU).
+Memory: CUDA peak allocated; on CPU the peak resident-set growth from the first step on,
+sampled every 2 ms (unreliable for short steps). Model FLOPs count the real tokens only:
+6 * matmul parameters * tokens + attention; MFU compares them with a measured bf16 matmul peak.
 """
 
 from __future__ import annotations
@@ -38,17 +47,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import dropout, models, pruning
-from .data import load_task
+from . import dropout, models, pruning, runtime, step
 from .config import DataConfig
-from .data.encode import collate, encode, train_batches
-from .train import autocast, device, model_inputs
+from .data import load_task
+from .data.encode import Encoded, collate, encode, eval_batches, train_batches
 
-WORKLOADS = ("finetune", "mask", "imp")
-# variant: (precision, padded to --max-length, dropout_rng); see the docstring
-VARIANTS = {"naive": ("fp32", True, "torch"), "fp32 pad": ("fp32", True, "torch"),
-            "bf16 pad": ("bf16", True, "torch"), "ours pad": ("bf16", True, "fast"),
-            "ours": ("bf16", False, "fast")}
+WORKLOADS = ("finetune", "mask", "imp", "eval")
+# variant: (precision, padding, dropout_rng, compiled); padding "max" pads every batch to --max-length
+VARIANTS = {"naive": ("fp32", "max", "torch", False), "fp32 pad": ("fp32", "max", "torch", False),
+            "bf16 pad": ("bf16", "max", "torch", False), "ours pad": ("bf16", "max", "fast", False),
+            "ours": ("bf16", "dynamic", "fast", False), "compiled pad": ("bf16", "max", "fast", True),
+            "compiled": ("bf16", "dynamic", "fast", True)}
+CPU_VARIANTS = ("naive", "fp32 pad", "bf16 pad", "ours pad", "ours")
+GPU_VARIANTS = ("naive", "bf16 pad", "ours", "compiled pad", "compiled")
 
 
 def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch"):
@@ -71,12 +82,23 @@ def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "tor
     return model
 
 
+def mnli_like(n: int, max_length: int, seed: int = 0) -> Encoded:
+    """`n` generated pairs whose lengths follow MNLI's under BERT's tokenizer (log-normal, mean
+    ~40 word pieces, clipped to [8, max_length]); random token ids: speed ignores the values."""
+    rng = np.random.default_rng(seed)
+    lengths = np.clip(np.round(rng.lognormal(np.log(36.0), 0.45, size=n)), 8, max_length).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(1000, 30000, size=int(offsets[-1])).astype(np.int32)
+    types = np.concatenate([(np.arange(k) >= k // 2).astype(np.int8) for k in lengths])
+    return Encoded(ids, types, offsets, rng.integers(3, size=n))
+
+
 class PeakMemory:
     """Peak memory over a block: CUDA allocator peak, or sampled RSS growth on CPU."""
 
     def __enter__(self):
         self.peak = 0
-        if device().type == "cuda":
+        if runtime.device().type == "cuda":
             torch.cuda.reset_peak_memory_stats()
             self.base = torch.cuda.memory_allocated()
             return self
@@ -96,25 +118,26 @@ class PeakMemory:
         return self
 
     def __exit__(self, *exc):
-        if device().type == "cuda":
+        if runtime.device().type == "cuda":
             self.peak = torch.cuda.max_memory_allocated() - self.base
         else:
             self._stop.set()
             self._thread.join()
 
 
-def model_flops(model, tokens: int, lengths: np.ndarray) -> float:
-    """Forward+backward FLOPs on the real tokens: 6 N T for the matmuls, plus attention."""
+def model_flops(model, tokens: int, lengths: np.ndarray, backward: bool = True) -> float:
+    """FLOPs on the real tokens: (6 forward+backward, or 2 forward) N T for the matmuls, plus attention."""
     config = model.config
     matmul = sum(m.weight.numel() for m in model.modules()
                  if isinstance(m, (torch.nn.Linear, pruning.MaskedLinear)))
-    attention = 12 * config.num_hidden_layers * config.hidden_size * float((lengths ** 2).sum())
-    return 6.0 * matmul * tokens + attention
+    attention = 4 * config.num_hidden_layers * config.hidden_size * float((lengths ** 2).sum())
+    factor = 3 if backward else 1
+    return factor * (2.0 * matmul * tokens + attention)
 
 
 def matmul_peak() -> float:
     """Measured bf16 (GPU) / fp32 (CPU) matmul FLOP/s on large square matrices."""
-    dev = device()
+    dev = runtime.device()
     n, dtype = (8192, torch.bfloat16) if dev.type == "cuda" else (1024, torch.float32)
     a, b = torch.randn(n, n, device=dev, dtype=dtype), torch.randn(n, n, device=dev, dtype=dtype)
     for _ in range(3):
@@ -129,17 +152,20 @@ def matmul_peak() -> float:
 
 
 def _sync():
-    if device().type == "cuda":
+    if runtime.device().type == "cuda":
         torch.cuda.synchronize()
 
 
-def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict:
+def _prepare(model_name: str, workload: str, variant: str):
+    """(model, trainable parameters) of one workload and variant."""
     naive = variant == "naive"
-    precision, padded, dropout_rng = VARIANTS[variant]
-    model = build_model(model_name, 3, naive, dropout_rng).to(device())
+    _, _, dropout_rng, compiled = VARIANTS[variant]
+    model = build_model(model_name, 3, naive, dropout_rng).to(runtime.device())
     masked = {}
     if workload in ("mask", "imp"):
-        masked = pruning.install(model, models.is_mask_trained)
+        masked = pruning.install(model, models.is_mask_trained if workload == "mask" else models.is_imp_prunable)
+    for module in masked.values():
+        module.cache_eval_weight = not compiled
     if workload == "mask":
         model.requires_grad_(False)
         for module in masked.values():
@@ -152,99 +178,209 @@ def measure(model_name: str, workload: str, variant: str, encoded, args) -> dict
         trainable = [p for p in model.parameters() if p.requires_grad]
     if naive:  # autograd through every frozen weight; only `trainable` is stepped
         model.requires_grad_(True)
-    optimizer = torch.optim.AdamW(trainable, lr=1e-4)
-    pad_to = args.max_length if padded else None
-    rng = np.random.default_rng(0)
-    batches = train_batches(encoded, args.batch_size, rng, group_by_length=not padded)
-    batches = [b for b in batches if len(b) == args.batch_size]
+    return model, trainable
+
+
+def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args, barrier=None) -> dict:
+    """Median seconds per step (per evaluation batch for `eval`) of one workload and variant."""
+    if workload == "eval":
+        return measure_eval(model_name, variant, encoded, args)
+    precision, padding, _, compiled = VARIANTS[variant]
+    model, trainable = _prepare(model_name, workload, variant)
+    if variant == "naive":
+        optimizer = torch.optim.AdamW(trainable, lr=1e-4)
+
+        def forward(inputs, labels, full_batch=True):
+            with runtime.autocast(precision):
+                logits = model(**inputs).logits
+            return torch.nn.functional.cross_entropy(logits.float(), labels)
+
+        def update(loss):
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    else:  # the training loop's own step unit
+        forward = step.ForwardLoss(model, "std", precision, compiled)
+        update = step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step
+    padded = padding == "max"
+    batches = [b for b in train_batches(encoded, args.batch_size, np.random.default_rng(0), group_by_length=not padded)
+               if len(b) == args.batch_size]
     model.train()
 
-    def step(index):
-        inputs = model_inputs(collate(encoded, index, 0, pad_to))
-        labels = torch.from_numpy(encoded.labels[index]).to(device())
-        with autocast(precision):
-            logits = model(**inputs).logits
-        loss = torch.nn.functional.cross_entropy(logits.float(), labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if workload == "mask":
-            pruning.masks.invalidate_all(masked)
+    def one(index):
+        width = args.max_length if padded else (
+            step.bucket(int(encoded.lengths[index].max()), args.max_length) if compiled else None)
+        inputs = runtime.model_inputs(collate(encoded, index, 0, width))
+        loss = forward(inputs, torch.from_numpy(encoded.labels[index]).to(runtime.device()))
+        update(loss)
+        return loss
 
     times, tokens, lengths = [], 0, []
     with PeakMemory() as memory:  # from the first step: activations, gradients, optimiser state
         for i in range(args.warmup):
-            step(batches[i % len(batches)])
+            one(batches[i % len(batches)])
         _sync()
+        if barrier is not None:
+            barrier.wait()
+        began = time.perf_counter()
         for i in range(args.steps):
             index = batches[(args.warmup + i) % len(batches)]
             start = time.perf_counter()
-            step(index)
-            _sync()
-            times.append(time.perf_counter() - start)
+            one(index)
+            if barrier is None:  # sharing runs time the whole sequence without per-step syncs
+                _sync()
+                times.append(time.perf_counter() - start)
             tokens += int(encoded.lengths[index].sum())
             lengths.append(encoded.lengths[index])
-    seconds = statistics.median(times)
-    per_step_tokens = tokens / args.steps
+        _sync()
+        total = time.perf_counter() - began
+    seconds = statistics.median(times) if times else total / args.steps
     flops = model_flops(model, tokens, np.concatenate(lengths)) / args.steps
-    return {"model": model_name, "workload": workload, "variant": variant,
+    return {"model": model_name, "workload": workload, "variant": variant, "lengths": args.lengths,
             "s_per_step": seconds, "examples_per_s": args.batch_size / seconds,
-            "tokens_per_s": per_step_tokens / seconds,
-            "padded_tokens_per_step": args.batch_size * args.max_length if pad_to else None,
-            "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12}
+            "tokens_per_s": tokens / args.steps / seconds,
+            "padded_tokens_per_step": args.batch_size * args.max_length if padded else None,
+            "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12, "total_s": total}
+
+
+@torch.inference_mode()
+def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
+    """Evaluation throughput: predictions over `--eval-examples` examples at the evaluation batch size."""
+    from .train import predict
+
+    precision, padding, _, compiled = VARIANTS[variant]
+    model, _ = _prepare(model_name, "finetune", variant)
+    forward = (torch.compile(model, dynamic=False, mode="reduce-overhead" if runtime.device().type == "cuda"
+                             else None) if compiled else None)
+    subset = Encoded(encoded.ids, encoded.type_ids, encoded.offsets[: args.eval_examples + 1],
+                     encoded.labels[: args.eval_examples])
+    pad_to = args.max_length if padding == "max" else None
+    lengths = subset.lengths
+    predict(model, subset, args.eval_batch_size, 0, precision, forward, args.max_length, pad_to)  # warm-up
+    _sync()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        predict(model, subset, args.eval_batch_size, 0, precision, forward, args.max_length, pad_to)
+    _sync()
+    seconds = (time.perf_counter() - start) / args.steps
+    flops = model_flops(model, int(lengths.sum()), lengths, backward=False)
+    batches = len(eval_batches(subset, args.eval_batch_size))
+    return {"model": model_name, "workload": "eval", "variant": variant, "lengths": args.lengths,
+            "s_per_step": seconds / batches, "examples_per_s": len(subset) / seconds,
+            "tokens_per_s": float(subset.lengths.sum()) / seconds, "padded_tokens_per_step": None,
+            "peak_mem_mb": None, "model_tflops": flops / seconds / 1e12}
+
+
+def _shared_worker(model_name, variant, encoded, args, barrier, queue):
+    queue.put(measure(model_name, "mask", variant, encoded, args, barrier)["total_s"])
+
+
+def sharing(model_name: str, variant: str, encoded: Encoded, args, counts: list[int]) -> dict[str, float]:
+    """Aggregate mask-training steps/s of N processes sharing the device, relative to one."""
+    import torch.multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    rates = {}
+    for n in counts:
+        barrier, queue = context.Barrier(n), context.Queue()
+        workers = [context.Process(target=_shared_worker, args=(model_name, variant, encoded, args, barrier, queue))
+                   for _ in range(n)]
+        for w in workers:
+            w.start()
+        totals = [queue.get() for _ in workers]
+        for w in workers:
+            w.join()
+        rates[n] = n * args.steps / max(totals)
+        print(f"sharing: {n} run(s) of {model_name} mask ({variant}): {rates[n]:.2f} steps/s in all", flush=True)
+    return {str(n): rate / rates[counts[0]] * counts[0] for n, rate in rates.items()}
 
 
 def environment() -> dict:
     import transformers
 
-    dev = device()
+    dev = runtime.device()
     name = torch.cuda.get_device_name() if dev.type == "cuda" else (platform.processor() or platform.machine())
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "device": dev.type,
             "device_name": name, "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "transformers": transformers.__version__, "python": platform.python_version()}
+            "transformers": transformers.__version__, "python": platform.python_version(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
+def encoded_lengths(kind: str, max_length: int) -> Encoded:
+    if kind == "mnli-like":
+        return mnli_like(4096, max_length)
+    data = load_task("nli", DataConfig(train_size=2000, dev_size=50, ood_size=50))
+    return encode(data.train, models.load_tokenizer("packaged"), max_length, "packaged", cache=False)
+
+
+def gpu_estimate(rows: list[dict], env: dict, shared: dict | None) -> dict | None:
+    """What `plan` needs from a GPU run: BERT-base compiled mask steps/s at mnli-like lengths."""
+    def rate(workload, key):
+        found = [r for r in rows if r["model"] == "bert-base" and r["workload"] == workload
+                 and r["variant"] == "compiled" and r["lengths"] == "mnli-like"]
+        return found[-1][key] if found else None
+
+    steps, evals = rate("mask", "s_per_step"), rate("eval", "examples_per_s")
+    if env["device"] != "cuda" or steps is None or evals is None:
+        return None
+    return {"device": env["device_name"], "steps_per_second": 1.0 / steps, "eval_examples_per_second": evals,
+            "sharing_speedup": shared or {"1": 1.0}, "date": env["date"]}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", nargs="+", default=["tiny", "packaged"],
+    parser.add_argument("--models", nargs="+", default=["tiny", "packaged-2", "packaged"],
                         choices=["tiny", "packaged", "packaged-2", "bert-base"])
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
-    parser.add_argument("--task", default="nli", help="synthetic task whose real lengths are used")
+    parser.add_argument("--workloads", nargs="+", default=["finetune", "mask", "imp"], choices=WORKLOADS)
+    parser.add_argument("--variants", nargs="+", default=None, choices=list(VARIANTS),
+                        help="default: per device (see above); the first one is the reference")
+    parser.add_argument("--lengths", choices=["synthetic", "mnli-like"], default=None)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--eval-batch-size", type=int, default=512)
+    parser.add_argument("--eval-examples", type=int, default=2048)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=8, help="measured steps (the median is reported)")
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--sharing", nargs="*", type=int, default=[], help="e.g. 1 2 4: runs sharing the device")
     parser.add_argument("--out", default="bench/results.json", help="appends one record per run")
     args = parser.parse_args(argv)
-
-    data = load_task(args.task, DataConfig(train_size=2000, dev_size=50, ood_size=50))
-    tokenizer = models.load_tokenizer("packaged")
-    encoded = encode(data.train, tokenizer, args.max_length, "packaged", cache=False)
+    cuda = runtime.device().type == "cuda"
+    variants = args.variants or list(GPU_VARIANTS if cuda else CPU_VARIANTS)
     env = environment()
     peak = matmul_peak()
     env["matmul_peak_tflops"] = peak / 1e12
-    print(f"{env['device_name']} ({env['device']}, {env['threads']} threads), torch {env['torch']}; "
-          f"matmul peak {peak / 1e12:.2f} TFLOP/s; {args.task} mean length "
-          f"{encoded.lengths.mean():.1f} tokens, padded to {args.max_length}")
-    rows = []
-    header = f"{'model':10} {'workload':9} {'variant':14} {'s/step':>8} {'ex/s':>8} {'tok/s':>9} " \
-             f"{'mem MB':>8} {'TFLOP/s':>8} {'vs naive':>8}"
-    print(header)
+    print(f"{env['device_name']} ({env['device']}, {env['cpu_capability']}, {env['threads']} threads), "
+          f"torch {env['torch']}; matmul peak {peak / 1e12:.2f} TFLOP/s")
+    rows, shared = [], None
+    print(f"{'model':10} {'workload':9} {'variant':13} {'s/step':>8} {'ex/s':>8} {'tok/s':>9} "
+          f"{'mem MB':>8} {'TFLOP/s':>8} {'MFU':>6} {'vs ref':>7}")
     for model_name in args.models:
+        lengths = args.lengths or ("mnli-like" if model_name == "bert-base" else "synthetic")
+        margs = argparse.Namespace(**{**vars(args), "lengths": lengths})
+        encoded = encoded_lengths(lengths, args.max_length)
+        print(f"-- {model_name}: {lengths} lengths, mean {encoded.lengths.mean():.1f} tokens, "
+              f"batches padded to {args.max_length} where 'pad'")
         for workload in args.workloads:
-            naive_s = None
-            for variant in VARIANTS:
-                row = measure(model_name, workload, variant, encoded, args)
-                naive_s = naive_s or row["s_per_step"]
-                row["speedup_vs_naive"] = naive_s / row["s_per_step"]
-                if env["device"] == "cuda":
-                    row["mfu"] = row["model_tflops"] * 1e12 / peak
+            reference = None
+            for variant in variants:
+                row = measure(model_name, workload, variant, encoded, margs)
+                reference = reference or row["examples_per_s"]
+                row["speedup_vs_reference"] = row["examples_per_s"] / reference
+                row["mfu"] = row["model_tflops"] * 1e12 / peak if cuda else None
                 rows.append(row)
-                print(f"{model_name:10} {workload:9} {variant:14} {row['s_per_step']:8.3f} "
-                      f"{row['examples_per_s']:8.1f} {row['tokens_per_s']:9.0f} {row['peak_mem_mb']:8.0f} "
-                      f"{row['model_tflops']:8.3f} {row['speedup_vs_naive']:7.2f}x", flush=True)
-    record = {"environment": env, "args": vars(args), "rows": rows}
+                mem = "-" if row["peak_mem_mb"] is None else f"{row['peak_mem_mb']:.0f}"
+                mfu = "-" if row["mfu"] is None else f"{100 * row['mfu']:.1f}%"
+                print(f"{model_name:10} {workload:9} {variant:13} {row['s_per_step']:8.4f} "
+                      f"{row['examples_per_s']:8.1f} {row['tokens_per_s']:9.0f} {mem:>8} "
+                      f"{row['model_tflops']:8.3f} {mfu:>6} {row['speedup_vs_reference']:6.2f}x", flush=True)
+        if args.sharing:
+            shared = sharing(model_name, "compiled" if cuda else "ours", encoded, margs, args.sharing)
+    record = {"environment": env, "args": {k: v for k, v in vars(args).items()}, "rows": rows,
+              "sharing_speedup": shared}
+    estimate = gpu_estimate(rows, env, shared)
+    if estimate:
+        record["gpu_estimate"] = estimate
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     history = json.loads(out.read_text()) if out.exists() else []

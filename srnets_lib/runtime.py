@@ -22,8 +22,11 @@ def autocast(precision: str):
 
 
 def model_inputs(batch: dict) -> dict:
-    """A collated batch on the training device, without its example index."""
-    return {k: v.to(device(), non_blocking=True) for k, v in batch.items() if k != "index"}
+    """A collated batch on the training device, without its example index. On CUDA the copy
+    goes from pinned memory, so it does not wait for the GPU (no host sync per step)."""
+    if device().type != "cuda":
+        return {k: v for k, v in batch.items() if k != "index"}
+    return {k: v.pin_memory().to(device(), non_blocking=True) for k, v in batch.items() if k != "index"}
 
 
 def compiled() -> bool:

@@ -55,18 +55,18 @@ def execute(config: RunConfig, root=None, progress: bool | None = None, keep_wei
 
 @torch.inference_mode()
 def predict(model, encoded, batch_size: int, pad_id: int, precision: str = "fp32",
-            forward=None, max_length: int | None = None) -> np.ndarray:
+            forward=None, max_length: int | None = None, pad_to: int | None = None) -> np.ndarray:
     """Class probabilities for every example of an encoded split, in the split's order.
-    `forward` (a compiled model) gets static shapes: lengths padded to a bucket and every
-    batch padded to `batch_size` rows (the padding rows' outputs are dropped)."""
+    `forward` (a compiled model) gets static shapes: lengths padded to a bucket (or `pad_to`)
+    and every batch padded to `batch_size` rows (the padding rows' outputs are dropped)."""
     model.eval()
     probs = np.zeros((len(encoded), model.config.num_labels), dtype=np.float32)
     for index in eval_batches(encoded, batch_size):
         if forward is None:
-            inputs = runtime.model_inputs(collate(encoded, index, pad_id))
+            inputs = runtime.model_inputs(collate(encoded, index, pad_id, pad_to))
             call = model
         else:
-            width = step.bucket(int(encoded.lengths[index].max()), max_length)
+            width = pad_to or step.bucket(int(encoded.lengths[index].max()), max_length)
             rows = np.concatenate([index, np.full(batch_size - len(index), index[0])])
             inputs = runtime.model_inputs(collate(encoded, rows, pad_id, pad_to=width))
             call = forward
