@@ -350,7 +350,7 @@ class Trainer:
                 own[n].copy_(value)
         for n, (mask, scores, threshold) in state["masks"].items():
             module = self.masked[n]
-            module.mask = mask
+            module.set_mask(mask)
             if scores is not None:
                 module.mask_scores.data.copy_(scores)
             module.threshold.copy_(threshold)

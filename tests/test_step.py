@@ -39,17 +39,39 @@ def _mask_training_losses(compiled: bool, steps: int = 4) -> list[float]:
 
 
 @pytest.mark.slow
-def test_compiled_step_equals_eager_and_threshold_resets_do_not_recompile(monkeypatch):
+def test_compiled_step_equals_eager_and_threshold_resets_do_not_recompile():
     import torch._dynamo
     import torch._inductor.config
 
-    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)  # eager's dropout stream
     torch._dynamo.reset()
     eager = _mask_training_losses(compiled=False)
-    with torch._dynamo.config.patch(error_on_recompile=True):
+    with torch._dynamo.config.patch(error_on_recompile=True), \
+            torch._inductor.config.patch(fallback_random=True):  # eager's dropout stream
         compiled = _mask_training_losses(compiled=True)
     assert compiled == pytest.approx(eager, abs=1e-5)
     assert len(set(round(x, 4) for x in eager)) > 1  # the masks moved between steps
+
+
+@pytest.mark.slow
+def test_imp_pruning_between_compiled_steps_does_not_recompile():
+    import torch._dynamo
+
+    data = load_task("nli", DataConfig(train_size=96, dev_size=32, ood_size=32))
+    encoded = encode(data.train, models.load_tokenizer("tiny"), 48, "tiny", cache=False)
+    model = models.load_model("tiny", 3, seed=0)
+    masked = pruning.install(model, models.is_imp_prunable)
+    forward = step.ForwardLoss(model, "std", "fp32", compiled=True)
+    optimization = step.Optimization([p for p in model.parameters() if p.requires_grad], 1e-3, 0.0, 10, 0)
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for sparsity, index in zip([0.1, 0.2, 0.3], train_batches(encoded, 32, np.random.default_rng(0))):
+            for module in masked.values():  # algorithm 1: prune, then train on
+                pruning.magnitude_prune(module, sparsity)
+            loss = forward(runtime.model_inputs(collate(encoded, index, 0, pad_to=32)),
+                           torch.from_numpy(encoded.labels[index]))
+            optimization.step(loss)
+    for module in masked.values():
+        assert (~module.mask).sum().item() == pruning.pruned_count(module.mask.numel(), 0.3)
 
 
 def test_bucket_is_the_smallest_that_fits_capped_at_max_length():

@@ -16,14 +16,12 @@ def magnitude_prune(module: MaskedLinear, sparsity: float) -> None:
     Pruned entries stay pruned (masks only shrink): they rank below every survivor.
     """
     magnitude = module.weight.detach().abs().masked_fill(~module.mask, -1.0)
-    module.mask = keep_top(magnitude, pruned_count(magnitude.numel(), sparsity))
-    module.invalidate()
+    module.set_mask(keep_top(magnitude, pruned_count(magnitude.numel(), sparsity)))
 
 
 def random_prune(module: MaskedLinear, sparsity: float, generator: torch.Generator) -> None:
     noise = torch.rand(module.weight.shape, generator=generator)  # CPU generator: same mask on any device
-    module.mask = keep_top(noise, pruned_count(noise.numel(), sparsity)).to(module.weight.device)
-    module.invalidate()
+    module.set_mask(keep_top(noise, pruned_count(noise.numel(), sparsity)))
 
 
 class IMPSchedule:

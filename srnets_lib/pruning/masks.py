@@ -81,6 +81,13 @@ class MaskedLinear(nn.Module):
     def invalidate(self) -> None:
         self._cached = None
 
+    @torch.no_grad()
+    def set_mask(self, mask: torch.Tensor) -> None:
+        """Install a fixed mask in place: its buffer keeps its address, so a compiled step
+        (CUDA graphs) needs no re-recording after a pruning."""
+        self.mask.copy_(mask.to(self.mask.device))
+        self.invalidate()
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.linear(x, self.effective_weight(), self.bias)
 
@@ -128,7 +135,7 @@ class MaskedLinear(nn.Module):
 
     def freeze_mask(self) -> None:
         """Turn the current score-based mask into a fixed one (end of mask training)."""
-        self.mask = self.binary_mask().clone()
+        self.set_mask(self.binary_mask())
         self.mask_scores = None
         self.invalidate()
 
@@ -206,9 +213,8 @@ def apply_masks(masked: dict[str, MaskedLinear], masks: dict[str, torch.Tensor],
         if masks[name].shape != module.weight.shape:
             raise MaskFileError(f"{source}: mask {name} has shape {tuple(masks[name].shape)}, "
                                 f"weight has {tuple(module.weight.shape)}")
-        module.mask = masks[name].to(module.weight.device)
+        module.set_mask(masks[name])
         module.mask_scores = None
-        module.invalidate()
 
 
 def sparsity_report(masked: dict[str, MaskedLinear], is_transformer_matrix) -> dict:
