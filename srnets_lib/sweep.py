@@ -76,7 +76,7 @@ def section_runs(notebooks: list[str], params_file: str, overrides: list[str] | 
 
     p = params_lib.load(params_file, overrides)
     recipes, sections = Recipes(p), {}
-    order = {f"{s}": i for i, s in enumerate(SECTIONS)}
+    order = {s: i for i, s in enumerate(SECTIONS)}
     for notebook in sorted(notebooks, key=lambda n: order.get(Path(n).stem, len(order))):
         section = Path(notebook).stem
         if section not in SECTIONS:
@@ -170,7 +170,9 @@ def _start_ray(address: str | None):
 
 # Runs placed on one GPU at once (Ray fractional GPUs). Measured on an H100 (issue 11): four eager
 # BERT-base mask-training runs sharing it trained at 3.4x the throughput of one, and four
-# CUDA-graph runs added only about 12% per step over one; memory allows it (~5 GB per run).
+# CUDA-graph runs added only about 12% per step over one. Memory is estimated, not measured
+# here: fp32 weights, scores and Adam state of BERT-base are ~2 GB, activations at batch 32 a
+# few GB more, so four fit an 80 GB GPU. `python -m srnets_lib.bench --sharing 1 2 4` measures it.
 RUNS_PER_GPU = 4
 
 

@@ -70,6 +70,8 @@ def predict(model, encoded, batch_size: int, pad_id: int, precision: str = "fp32
             rows = np.concatenate([index, np.full(batch_size - len(index), index[0])])
             inputs = runtime.model_inputs(collate(encoded, rows, pad_id, pad_to=width))
             call = forward
+            if runtime.device().type == "cuda":
+                torch.compiler.cudagraph_mark_step_begin()
         with runtime.autocast(precision):
             logits = call(**inputs).logits[: len(index)]
         probs[index] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
@@ -215,7 +217,7 @@ class Trainer:
         scores = {}
         for name, split in self.data.eval_splits.items():
             probs = predict(self.model, self.encoded[name], self.config.eval_batch_size, self.pad_id,
-                            self.config.precision, getattr(self, "eval_forward", None), self.config.max_length)
+                            self.config.precision, self.eval_forward, self.config.max_length)
             scores[name] = split_metric(self.data.metric_of(name), split, probs.argmax(axis=1))
         self.model.train()
         return scores
@@ -325,7 +327,8 @@ class Trainer:
                  "masks": {n: (m.mask, m.mask_scores.detach() if m.mask_scores is not None else None,
                                m.threshold.detach()) for n, m in self.masked.items()},
                  "optimization": optimization.state_dict(), "method": self.method.state(),
-                 "torch_rng": torch.get_rng_state()}
+                 "torch_rng": torch.get_rng_state(),
+                 "cuda_rng": torch.cuda.get_rng_state_all() if runtime.device().type == "cuda" else None}
         path = self.run.file(paths.CHECKPOINT)
         tmp = paths.temp_beside(path)
         torch.save(state, tmp)
@@ -358,6 +361,8 @@ class Trainer:
         optimization = self._optimization(params, state["step"])
         optimization.load_state_dict(state["optimization"])
         torch.set_rng_state(state["torch_rng"].cpu())
+        if state.get("cuda_rng") is not None and runtime.device().type == "cuda":
+            torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda_rng"]])
         return state["step"], state["best"], state["history"], optimization
 
     def _finish(self, best: dict, history: list[dict], steps_run: int, seconds: float) -> dict:
