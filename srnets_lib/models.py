@@ -88,22 +88,55 @@ def load_tokenizer(backbone: str):
         raise BackboneError(f"tokenizer of backbone {backbone!r} could not be loaded ({_first_line(err)})") from None
 
 
-def load_model(backbone: str, num_labels: int, num_layers: int | None = None, seed: int = 0) -> nn.Module:
-    """A sequence classifier; the classifier head is initialised from `seed`."""
-    from transformers import AutoModelForSequenceClassification, logging
+def mean_pooled_class():
+    """BertForSequenceClassification reading the masked mean of the last token states instead
+    of the [CLS] state (RunConfig.pooling=mean), then the same pooler dense + tanh, dropout and
+    classifier, so parameter names, masks and weights files are unchanged.
+
+    For the packaged encoder: all-MiniLM-L6-v2 was trained as a sentence embedder with mean
+    pooling (its 1_Pooling/config.json), and its [CLS] state is nearly constant across inputs
+    once truncated to 2 layers (across-input std / norm 1e-4, against 1.8e-2 for the mean), so a
+    [CLS] classifier waits tens of steps on a one-class plateau until attention routes content there."""
+    from transformers import BertForSequenceClassification
+    from transformers.modeling_outputs import SequenceClassifierOutput
+
+    class BertMeanPooled(BertForSequenceClassification):
+        def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, **kwargs):
+            states = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                               return_dict=True).last_hidden_state
+            weights = attention_mask.unsqueeze(-1).to(states.dtype)
+            mean = (states * weights).sum(1) / weights.sum(1).clamp_min(1.0)
+            pooled = self.bert.pooler.activation(self.bert.pooler.dense(mean))
+            return SequenceClassifierOutput(logits=self.classifier(self.dropout(pooled)))
+
+    return BertMeanPooled
+
+
+def load_model(backbone: str, num_labels: int, num_layers: int | None = None, seed: int = 0,
+               pooling: str = "cls") -> nn.Module:
+    """A sequence classifier; the classifier head is initialised from `seed`. `pooling`: the
+    [CLS] state (BERT's, the paper's) or the mean of the token states (mean_pooled_class)."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification, logging
 
     torch.manual_seed(seed)
     if backbone == "tiny":
         from transformers import BertForSequenceClassification
 
         tokenizer = load_tokenizer("tiny")
-        return BertForSequenceClassification(tiny_config(num_labels, len(tokenizer)))
+        cls = mean_pooled_class() if pooling == "mean" else BertForSequenceClassification
+        return cls(tiny_config(num_labels, len(tokenizer)))
     extra = {"num_hidden_layers": num_layers} if num_layers else {}
     verbosity = logging.get_verbosity()
     logging.set_verbosity_error()  # "newly initialised classifier" is expected here
     logging.disable_progress_bar()  # the "Loading weights" bar, once per run
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
+        if pooling == "mean":
+            if AutoConfig.from_pretrained(resolve(backbone)).model_type != "bert":
+                raise BackboneError(f"pooling=mean is implemented for BERT-type backbones, not {backbone!r}")
+            model = mean_pooled_class().from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
+        else:
+            model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels,
+                                                                       **extra)
     except OSError as err:
         raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
                             "'packaged' or a local folder") from None

@@ -133,7 +133,7 @@ class Trainer:
         self.tokenizer = models.load_tokenizer(cfg.backbone)
         self.pad_id = self.tokenizer.pad_token_id or 0
         self.model = models.load_model(cfg.backbone, len(self.data.label_names), cfg.num_layers,
-                                       seed=cfg.seed).to(runtime.device())
+                                       seed=cfg.seed, pooling=cfg.pooling).to(runtime.device())
         models.check_max_length(self.model.config, cfg.max_length, cfg.backbone)
         if cfg.dropout_rng == "fast":
             dropout.use_fast_dropout(self.model)
@@ -165,8 +165,9 @@ class Trainer:
                              if self.compiled else None)
 
     def _teacher_predictions(self) -> np.ndarray:
-        teacher = models.load_model(self.config.backbone, len(self.data.label_names),
-                                    self.config.num_layers).to(runtime.device())
+        teacher = models.load_model(self.config.teacher.backbone, len(self.data.label_names),
+                                    self.config.teacher.num_layers,
+                                    pooling=self.config.teacher.pooling).to(runtime.device())
         load_weights(teacher, Run(self.config.teacher, self.run.dir.parent))
         return predict(teacher, self.encoded["train"], self.config.eval_batch_size, self.pad_id,
                        self.config.precision)

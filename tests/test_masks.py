@@ -98,3 +98,19 @@ def test_mask_for_another_model_is_refused(tmp_path):
     masked = pruning.install(model, lambda n: n == "0")
     with pytest.raises(pruning.MaskFileError, match="shape"):
         pruning.apply_masks(masked, {"0": torch.ones(3, 3, dtype=torch.bool)}, "x.npz")
+
+
+def test_mean_pooling_reads_the_masked_mean_of_the_token_states():
+    from srnets_lib import models
+
+    model = models.load_model("tiny", 3, seed=0, pooling="mean").eval()
+    ids = torch.tensor([[101, 7, 8, 102, 0, 0], [101, 9, 102, 5, 6, 102]])
+    mask = (ids != 0).long()
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).logits
+        states = model.bert(ids, attention_mask=mask).last_hidden_state
+        mean = (states * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        expected = model.classifier(torch.tanh(model.bert.pooler.dense(mean)))
+    assert torch.allclose(logits, expected, atol=1e-5)
+    # the same parameter names as a [CLS] model: masks and weights files are interchangeable
+    assert [n for n, _ in model.named_parameters()] == [n for n, _ in models.load_model("tiny", 3).named_parameters()]
