@@ -48,3 +48,41 @@ def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
     assert "**not measurable**" in report.gradual_vs_fixed(df)
     df.loc[df.series == "gradual 0.7->0.9", "id"] = 0.85
     assert "**confirmed**" in report.gradual_vs_fixed(df)
+
+
+def rows(task="nli", **series):
+    """{series: [(x, id, ood), ...]} -> a frame like recipes.frame."""
+    return pd.DataFrame([{"task": task, "series": name, "seed": 1, "x": x, "id": i, "ood:hans": o,
+                          "reference": name.startswith("full")}
+                         for name, points in series.items() for x, i, o in points])
+
+
+def test_section_4_4_compares_each_pt_mask_with_the_full_model_of_its_loss():
+    df = rows(**{"full bert (std)": [(0, 0.90, 0.50)], "full bert (poe)": [(0, 0.88, 0.62)],
+                 "mask train (std), pt": [(0.2, 0.85, 0.5), (0.5, 0.82, 0.5)],
+                 "mask train (poe), pt": [(0.2, 0.85, 0.61), (0.5, 0.78, 0.61)]})
+    first, second = report.competitive_without_finetuning(df).splitlines()
+    assert "0.5: ID 82.0 (91%)" in first and "**confirmed**" in first
+    assert "0.5: ID 78.0 (89%)" in second and "full bert (poe): ID 88.0" in second and "**not confirmed**" in second
+
+
+def test_section_4_5_needs_90_percent_ood_on_average():
+    df = rows(**{"full bert (std)": [(0, 0.9, 0.5)], "bert-ft subnet": [(0.2, 0.9, 0.99), (0.5, 0.9, 0.95), (0.7, 0.9, 0.80)]})
+    assert "(mean 91.3; full bert (std): 50.0): 'nearly 100% OOD' is **confirmed**" in report.ood_upper_bound(df, ("bert-ft subnet",))
+
+
+def test_section_5_1_compares_the_checkpoint_nearest_55_percent_with_the_end():
+    df = rows(**{"ft step=0": [(0, 0.70, 0.50)], "ft step=20": [(20, 0.80, 0.60)], "ft step=50": [(50, 0.89, 0.59)],
+                 "ft to end": [(100, 0.90, 0.60)]})
+    text = report.early_start(df)
+    assert "from step 50 (50% of fine-tuning)" in text and "after ~55%' is **confirmed**" in text
+    assert "'worse than from the end' is **confirmed**" in text
+
+
+def test_appendix_c1_confreg_keeps_more_id_but_gains_less_ood_than_poe():
+    df = rows(**{"full bert (std)": [(0, 0.9, 0.5)], "mask train (poe)": [(0.5, 0.87, 0.62), (0.7, 0.86, 0.60)],
+                 "mask train (reweight)": [(0.5, 0.86, 0.58), (0.7, 0.86, 0.57)],
+                 "mask train (confreg)": [(0.5, 0.89, 0.55), (0.7, 0.88, 0.54)]})
+    text = report.other_losses(df)
+    assert "'confreg keeps more ID but gains less OOD' is **confirmed**" in text
+    assert text.count("a sparse *and* robust subnetwork is **confirmed**") == 6
