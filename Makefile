@@ -5,7 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PARAMS ?= params/toy.yaml
 EXECUTOR ?= ray
-BOOK_OUT ?= .   # the HTML goes to $(BOOK_OUT)/_build/html
+# the HTML goes to $(BOOK_OUT)/_build/html (no comment on the assignment line: make keeps
+# the spaces before a trailing comment in the value)
+BOOK_OUT ?= .
 NOTEBOOKS := $(wildcard book/*.ipynb)
 # The toy build (the default PARAMS) and the tests never reach the hub; a paper-scale build
 # (make book PARAMS=params/paper.yaml) downloads bert-base-uncased and the datasets.

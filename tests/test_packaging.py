@@ -30,3 +30,25 @@ def test_constraints_pin_every_dependency_exactly():
     for requirement in project["dependencies"]:
         assert pins.get(_name(requirement)), f"{requirement} has no exact pin in constraints.txt"
     assert pins["torch"] == "2.13.0"  # the CPU wheel on the workplace disk
+
+
+def _book_commands(*overrides: str) -> list[list[str]]:
+    import shlex
+    import subprocess
+
+    out = subprocess.run(["make", "-n", "book", *overrides], capture_output=True, text=True,
+                         check=True).stdout
+    return [shlex.split(line, comments=True) for line in out.splitlines() if line.strip()]
+
+
+def test_make_book_passes_one_output_folder_to_each_step():
+    """`make book` hands jupyter-book and the browser check the same single path (a
+    trailing comment on the BOOK_OUT line once split it in two and failed CI)."""
+    for overrides, out in [((), "."), (("BOOK_OUT=/tmp/x",), "/tmp/x")]:
+        commands = _book_commands(*overrides)
+        build = next(c for c in commands if "jupyter-book" in c[0])
+        check = next(c for c in commands if "srnets_lib.browser_check" in c)
+        assert build[build.index("--path-output") + 1] == out
+        assert check[check.index("--html") + 1] == f"{out}/_build/html"
+        assert check[check.index("--screenshot") + 1] == f"{out}/_build/screenshots"
+        assert check[-2:] == ["--screenshot", f"{out}/_build/screenshots"]
