@@ -6,4 +6,6 @@ runs, recipes, sweep, plots, bench. See README.md for the data flow.
 
 __version__ = "0.1.0"
 # Bumped whenever an algorithm changes its results; part of every run key (config.run_key).
-ALGORITHM_VERSION = 2  # 2: masked layers as in the authors code (pooler; classifier per method)
+# 2: masked layers as in the authors' code (pooler; classifier per method)
+# 3: synthetic tasks redesigned (graded ambiguity, data/synthetic.py)
+ALGORITHM_VERSION = 3

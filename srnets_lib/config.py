@@ -40,6 +40,9 @@ class DataConfig(_Frozen):
     dev_size: Optional[int] = Field(None, gt=0)
     ood_size: Optional[int] = Field(None, gt=0)
     bias_strength: float = Field(0.9, ge=0.5, le=1.0)  # synthetic: P(cue agrees with label)
+    # synthetic: P(annotated with the cue's label) of the ambiguous class's most ambiguous member
+    # (members k = 0..4 get ambiguity * k / 4: data/synthetic.py)
+    ambiguity: float = Field(0.6, ge=0.0, le=1.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
     data_seed: int = 0
 

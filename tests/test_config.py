@@ -22,7 +22,7 @@ def test_run_keys_are_pinned():
     assert full.key() != RunConfig(task="nli", lr=1e-4).key()
     assert mask.key() != RunConfig(task="nli", method="mask", loss="poe", sparsity=0.7,
                                    init_from=RunConfig(task="nli", seed=2)).key()
-    assert full.key() == "nli-finetune-std-00add716050f"  # ALGORITHM_VERSION 2
+    assert full.key() == "nli-finetune-std-6ee95b827a64"  # ALGORITHM_VERSION 3
 
 
 @pytest.mark.parametrize("fields, message", [
@@ -86,8 +86,11 @@ def test_missing_params_file():
 
 def test_file_overrides_apply_in_order_and_command_line_wins():
     p = params.load("params/toy.yaml")
-    assert p.run("nli", "finetune").lr == 3e-4  # stage: full override
-    assert p.run("nli", "mask", "poe", sparsity=0.5).lr == 2e-3  # method: mask override
+    assert p.run("nli", "finetune").epochs == 3  # defaults
+    assert p.run("nli", "finetune", "poe").epochs == 5  # {task: nli, stage: full, loss: poe}
+    assert p.run("paraphrase", "mask", "poe", sparsity=0.5).epochs == 7  # {stage: prune}
+    assert p.run("nli", "mask", "poe", sparsity=0.5).epochs == 5  # the later {task: nli, stage: prune}
+    assert p.run("nli", "mask", "poe", sparsity=0.5).lr == 2e-3  # {method: mask, start: pt}
     forced = params.load("params/toy.yaml", ["lr=0.5"])
     assert forced.run("nli", "finetune").lr == 0.5
     assert forced.run("nli", "mask", "poe", sparsity=0.5).lr == 0.5

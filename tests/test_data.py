@@ -2,7 +2,11 @@
 
 import pytest
 
+import numpy as np
+
+from srnets_lib import bias
 from srnets_lib.data import local
+from srnets_lib.data import synthetic
 from srnets_lib.data.synthetic import make_task
 
 
@@ -82,3 +86,81 @@ def test_synthetic_ood_training_mixture_adds_ood_examples():
     plain = make_task("paraphrase", 200, 50, 50)
     mixed = make_task("paraphrase", 200, 50, 50, ood_train=True)
     assert len(mixed.train) == 250 and mixed.train.text_a[:200] == plain.train.text_a
+
+
+TASKS = ("nli", "paraphrase", "factcheck")
+
+
+def _rules(task, split):
+    return [synthetic.rule_of(task, a, b) for a, b in zip(split.text_a, split.text_b)]
+
+
+def _cues(task, split):
+    return np.array([synthetic.has_cue(task, a, b) for a, b in zip(split.text_a, split.text_b)])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_synthetic_ood_cue_carries_no_label_information(task):
+    """Every OOD example carries the cue (so it says nothing about the label); labels balanced."""
+    ood = next(iter(make_task(task, 64, 64, 400, bias_strength=0.8, seed=1).ood.values()))
+    assert _cues(task, ood).all()
+    assert abs(ood.labels.mean() - 0.5) <= 0.01
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_synthetic_ood_labels_follow_the_rule(task):
+    """The challenge sets are labelled by construction: the rule, never the annotators' ambiguity;
+    the ambiguous class's members are all represented."""
+    ood = next(iter(make_task(task, 64, 64, 400, seed=2).ood.values()))
+    rules = _rules(task, ood)
+    ambiguous, cue_label = synthetic.AMBIGUOUS[task]
+    collapse = ood.collapse or list(range(len(ood.label_names)))
+    assert [collapse[r] for r, _ in rules] == ood.labels.tolist()
+    assert {m for r, m in rules if r == ambiguous} == set(range(synthetic.MEMBERS))
+    assert {r for r, _ in rules} == {ambiguous, cue_label}
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("strength", [0.8, 0.9])
+def test_synthetic_cue_is_planted_from_the_annotated_label(task, strength):
+    """ID: P(cue | the cue's label) = s and P(cue | any other label) = 1 - s."""
+    train = make_task(task, 6000, 8, 8, bias_strength=strength, seed=0).train
+    cues = _cues(task, train)
+    _, cue_label = synthetic.AMBIGUOUS[task]
+    assert abs(cues[train.labels == cue_label].mean() - strength) < 0.025
+    assert abs(cues[train.labels != cue_label].mean() - (1 - strength)) < 0.025
+    assert abs((cues == (train.labels == cue_label)).mean() - strength) < 0.02
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_synthetic_labels_depart_from_the_rule_only_on_ambiguous_members(task):
+    """The annotated label is the rule's, except for member k of the ambiguous class, annotated
+    with the cue's label at rate ambiguity * k / 4; members are equally frequent."""
+    ambiguity = 0.6
+    train = make_task(task, 12000, 8, 8, bias_strength=0.8, seed=3, ambiguity=ambiguity).train
+    rules = _rules(task, train)
+    ambiguous, cue_label = synthetic.AMBIGUOUS[task]
+    rates = synthetic.member_ambiguity(ambiguity)
+    members = np.array([m for r, m in rules if r == ambiguous])
+    assert np.abs(np.bincount(members) / len(members) - 1 / synthetic.MEMBERS).max() < 0.03
+    for member in range(synthetic.MEMBERS):
+        labels = np.array([y for (r, m), y in zip(rules, train.labels) if r == ambiguous and m == member])
+        assert set(labels.tolist()) <= {ambiguous, cue_label}
+        assert abs((labels == cue_label).mean() - rates[member]) < 0.06
+    clear = [(r, y) for (r, _), y in zip(rules, train.labels) if r != ambiguous]
+    assert all(r == y for r, y in clear)
+
+
+@pytest.mark.parametrize("task", ["nli", "paraphrase"])
+def test_synthetic_overlap_features_see_the_cue_and_nothing_else(task):
+    """The bias model's exact-overlap features (all words in, contiguous, fraction) are a
+    function of the cue alone, whatever the label: word overlap is the only planted bias."""
+    data = make_task(task, 600, 8, 200, bias_strength=0.8, seed=0)
+    for split in (data.train, *data.ood.values()):
+        cues = _cues(task, split)
+        features = np.stack([bias.overlap_features(a, b, {})[:3] for a, b in zip(split.text_a, split.text_b)])
+        for value in (True, False):
+            rows = features[cues == value]
+            if len(rows):
+                assert (rows == rows[0]).all()
+                assert rows[0][1] == 0.0  # never contiguous: contiguity carries no signal either

@@ -17,7 +17,8 @@ def load_task(task: str, data: DataConfig) -> TaskData:
         from .synthetic import make_task
 
         return make_task(task, data.train_size, data.dev_size, data.ood_size,
-                         data.bias_strength, data.data_seed, data.ood_train)
+                         data.bias_strength, data.data_seed, data.ood_train,
+                         data.ambiguity)
     if data.source == "local":
         from .local import load_local
 

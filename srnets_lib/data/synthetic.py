@@ -1,24 +1,61 @@
 """Synthetic planted-bias versions of the three tasks: the embedded default (no downloads).
 
-Each task has a *true rule* a model can learn from the text and a *spurious cue* that
-agrees with the label with probability `bias_strength` in the ID train/dev splits and
-carries no label information in the OOD split, mirroring the real challenge sets:
+Why a model trained on them is biased
+-------------------------------------
+In MNLI, QQP and FEVER the shortcut keeps paying on the training distribution: the crowd's
+labels follow the semantics imperfectly, and the artifact (word overlap, a claim's wording)
+correlates with the labels the annotators gave, beyond what the semantics gives. The
+synthetic tasks build that in three steps per example:
 
-- nli (MNLI -> HANS): premise "the A near the B V ." or "the A V near the B ."; the rule
-  is who did V. Cue: word overlap. Entailment hypotheses ("the A V .") have every word in
-  the premise with probability s, neutral ones ("the B V .") with probability 1 - s,
-  contradictions ("the A never V .") never. The OOD set has only full-overlap pairs,
-  half entailed (HANS-like; neutral/contradiction count as non-entailment).
-- paraphrase (QQP -> PAWS): questions about a trip from X to Y; the rule is the direction.
-  Cue: overlap; duplicates reuse the first question's words with probability s, non-
-  duplicates (direction swapped) with 1 - s. OOD: only full-overlap pairs (PAWS-like).
-- factcheck (FEVER -> Symmetric): claim "P <cue?> lives in C .", evidence "P , a job ,
-  lives in C2 ."; the rule is C == C2. Cue: an empty intensifier ("really", ...) in the
-  claim, present in refuted claims with probability s and in supported ones with 1 - s;
-  in the OOD set it appears independently of the label (Symmetric-like).
+1. The text has a *rule class* r, given by a word class a small model learns in a few dozen
+   steps (a lexical rule), and a *member* k = 0..4 of that class (the word itself).
+2. The annotated label is r, except in one class (the *ambiguous* class) whose members are
+   graded: an example of member k is annotated with the *cue's label* with probability
+   a_k = ambiguity * k / 4 (0, .15, .3, .45, .6 with `ambiguity` 0.6).
+3. The cue is planted from the annotated label: present with probability s (`bias_strength`)
+   when the label is the cue's label, with probability 1 - s otherwise.
 
-Contiguity of the hypothesis in the premise is balanced across labels by the two NLI
-templates, so the overlap features of appendix B.3.1 carry no signal on the OOD set.
+So on the training distribution the cue predicts the annotation of an ambiguous example better
+than its rule does, and fitting the training distribution keeps the cue however long one
+trains: the Bayes-optimal (std) prediction for member k follows the cue where
+a_k * s > (1 - a_k) * (1 - s), i.e. a_k > 1 - s (3 of the 5 members at s = 0.8, 4 at 0.9), and
+the rule elsewhere. The bias-only model sees the cue alone (bias.py's features), so a product of
+experts with it leaves the main model the rule's own odds: it follows the rule on every member
+with a_k below about (1 + mean a_k) / 2, i.e. all five. The ID dev set is annotated like the
+training set, so it rewards the cue.
+
+The OOD sets are built as HANS, PAWS and FEVER-Symmetric are: every example carries the cue (it
+carries no label information), labels follow the rule exactly (a challenge set is labelled by
+construction), the two labels are balanced and the ambiguous class's members are sampled
+uniformly. A model that follows the cue on m of the 5 members scores 50 + 10 * (5 - m): the
+Bayes-optimal std model 70 (s = 0.8) or 60 (s = 0.9), a rule follower 100.
+
+Tasks
+-----
+- nli (MNLI -> HANS, the constituent heuristic's adverb cases, "Certainly / Supposedly the
+  doctor slept" -> "The doctor slept"). Premise "the A ADV V near the B ." or "the A near the B
+  ADV V .". Rule: the adverb's class. Factive (clearly, certainly, ...) -> entailment; hedged
+  (allegedly, supposedly, perhaps, presumably, probably: the ambiguous class, in order of how
+  often annotators read the event as asserted) -> neutral; negated (never, not once, ...) ->
+  contradiction. Cue: word overlap, pointing to entailment. The hypothesis is "the A V ." (every
+  word in the premise, never contiguous) or "the A was V-ing ." (half of its words), for every
+  label, so the overlap features of appendix B.3.1 see the cue and nothing else. OOD
+  (hans-like): full-overlap pairs, factive (entailment) vs hedged (non-entailment).
+- paraphrase (QQP -> PAWS). Q1 asks about a trip "from the X to the Y", Q2 about the reverse
+  trip. Rule: the question type. Symmetric ones (how far, how many miles, ...) ask the same
+  thing both ways -> duplicate; asymmetric ones (the route, the bus line, the taxi fare, the bus
+  ride's length, the walking time: the ambiguous class, in order of how often annotators call
+  the reverse trip the same question) -> not duplicate. Cue: overlap, pointing to duplicate: Q2
+  is Q1 with the places swapped (the same bag of words) or a rewording with five words not in
+  Q1, chosen so that the similarity features have the same mean in both classes. OOD
+  (paws-like): word swaps only, half duplicates.
+- factcheck (FEVER -> Symmetric). Claim "NAME [really] lives in CITY ." (or works in),
+  evidence "NAME , a JOB , PHRASE CITY .". Rule: the evidence phrase. Present (lives in, still
+  lives in, ...) -> SUPPORTS; past or negated (has never lived in, no longer lives in, moved
+  away from, used to live in, once lived in: the ambiguous class, outdated evidence being often
+  still annotated SUPPORTS) -> REFUTES. Cue: the word "really" in the claim, pointing to
+  SUPPORTS (a claim-only artifact, as FEVER's). OOD (symmetric-like): every claim has the cue
+  and appears twice, with a supporting and with a refuting evidence (Symmetric's construction).
 """
 
 from __future__ import annotations
@@ -31,23 +68,61 @@ from .tasks import HANS_COLLAPSE, HANS_LABELS, spec
 PEOPLE = ["doctor", "lawyer", "artist", "teacher", "pilot", "farmer", "singer", "writer",
           "banker", "chef", "nurse", "judge", "actor", "baker", "dancer", "painter",
           "student", "soldier", "tourist", "manager", "driver", "engineer", "scientist", "poet"]
-VERBS = ["slept", "danced", "laughed", "waited", "smiled", "cried", "shouted", "arrived",
-         "left", "sang", "prayed", "worked", "ran", "swam", "cooked", "jumped"]
+VERBS = {"slept": "sleeping", "danced": "dancing", "laughed": "laughing", "waited": "waiting",
+         "smiled": "smiling", "cried": "crying", "shouted": "shouting", "arrived": "arriving",
+         "left": "leaving", "sang": "singing", "prayed": "praying", "worked": "working",
+         "ran": "running", "swam": "swimming", "cooked": "cooking", "jumped": "jumping"}
 CITIES = ["paris", "london", "berlin", "madrid", "rome", "tokyo", "boston", "chicago",
           "dallas", "denver", "miami", "seattle", "toronto", "dublin", "vienna", "prague",
           "oslo", "lisbon", "athens", "cairo", "delhi", "sydney", "moscow", "warsaw"]
 NAMES = ["john", "mary", "david", "sarah", "james", "anna", "peter", "laura", "paul",
          "emma", "mark", "julia", "tom", "lucy", "steve", "kate", "george", "alice"]
-CUES = ["really", "definitely", "certainly", "truly"]
-QUESTIONS = [  # (question, same-meaning reordering, low-overlap paraphrase)
-    ("how do i get from {x} to {y} ?", "how do i get to {y} from {x} ?",
-     "what is the best way to travel from {x} to {y} ?"),
-    ("what is the cheapest flight from {x} to {y} ?", "what is the cheapest flight to {y} from {x} ?",
-     "which airline has the lowest fare from {x} to {y} ?"),
-    ("how long is the train from {x} to {y} ?", "how long is the train to {y} from {x} ?",
-     "how many hours does a rail trip from {x} to {y} take ?"),
+HUBS = ["airport", "station", "harbor", "terminal", "port", "depot"]
+LANDMARKS = ["museum", "stadium", "cathedral", "zoo", "castle", "beach", "market", "university"]
+
+# Each rule class has MEMBERS members; the ambiguous class's are listed from clear (k = 0) to
+# most ambiguous (k = 4).
+MEMBERS = 5
+# nli: the premise's adverb, by rule class (entailment, neutral, contradiction)
+ADVERBS = [["clearly", "certainly", "obviously", "definitely", "surely"],
+           ["allegedly", "supposedly", "perhaps", "presumably", "probably"],
+           ["never", "not once", "at no time", "never once", "not ever"]]
+# paraphrase: (Q1, low-overlap rewording of the reverse trip) by rule class (not duplicate:
+# asymmetric types; duplicate: symmetric ones). Every rewording has five words not in its Q1.
+QUESTIONS = [
+    [("how do i get from the {x} to the {y} ?", "what path would one follow from the {x} to the {y} ?"),
+     ("which bus goes from the {x} to the {y} ?", "what line should one ride from the {x} to the {y} ?"),
+     ("how much is a taxi from the {x} to the {y} ?", "what would one pay cabs from the {x} to the {y} ?"),
+     ("how long is the bus ride from the {x} to the {y} ?", "what duration would coaches need from the {x} to the {y} ?"),
+     ("how long does it take to walk from the {x} to the {y} ?", "what time would hikers need from the {x} to the {y} ?")],
+    [("how far is it from the {x} to the {y} ?", "what distance would one travel from the {x} to the {y} ?"),
+     ("how many miles is it from the {x} to the {y} ?", "what mileage would one travel from the {x} to the {y} ?"),
+     ("is it a long way from the {x} to the {y} ?", "would one journey quite far from the {x} to the {y} ?"),
+     ("how many kilometers is it from the {x} to the {y} ?", "what kilometer count would apply from the {x} to the {y} ?"),
+     ("how near is it from the {x} to the {y} ?", "would one walk only briefly from the {x} to the {y} ?")],
 ]
-RELATIONS = ["lives in", "works in", "was born in", "studied in"]
+# factcheck: the claim's relation -> the evidence phrases by rule class (SUPPORTS, REFUTES)
+RELATIONS = {
+    "lives in": (["lives in", "still lives in", "currently lives in", "now lives in", "is living in"],
+                 ["has never lived in", "no longer lives in", "moved away from", "used to live in",
+                  "once lived in"]),
+    "works in": (["works in", "still works in", "currently works in", "now works in", "is working in"],
+                 ["has never worked in", "no longer works in", "quit working in", "used to work in",
+                  "once worked in"]),
+}
+CUE_WORD = "really"
+
+LABELS = {"nli": ["entailment", "neutral", "contradiction"],
+          "paraphrase": ["not_duplicate", "duplicate"],
+          "factcheck": ["SUPPORTS", "REFUTES"]}
+OOD_NAMES = {"nli": "hans-like", "paraphrase": "paws-like", "factcheck": "symmetric-like"}
+# (the ambiguous rule class, the label the cue points to)
+AMBIGUOUS = {"nli": (1, 0), "paraphrase": (0, 1), "factcheck": (1, 0)}
+
+
+def member_ambiguity(ambiguity: float) -> np.ndarray:
+    """a_k: P(annotated with the cue's label) for the ambiguous class's members k = 0..4."""
+    return ambiguity * np.arange(MEMBERS) / (MEMBERS - 1)
 
 
 def _pick(rng, words, n=1):
@@ -55,101 +130,145 @@ def _pick(rng, words, n=1):
     return [words[i] for i in chosen]
 
 
-def _nli(rng, label: int, high: bool):
-    a, b, c = _pick(rng, PEOPLE, 3)
-    (v,) = _pick(rng, VERBS)
+def _nli(rng, rule: int, member: int, cue: bool):
+    a, b = _pick(rng, PEOPLE, 2)
+    (verb,) = _pick(rng, list(VERBS))
+    adverb = ADVERBS[rule][member]
     if rng.random() < 0.5:
-        premise = f"the {a} near the {b} {v} ."
+        premise = f"the {a} {adverb} {verb} near the {b} ."
     else:
-        premise = f"the {a} {v} near the {b} ."
-    if label == 0:  # entailment
-        hypothesis = f"the {a} {v} ." if high else f"a person {v} ."
-    elif label == 1:  # neutral: somebody else did it
-        hypothesis = f"the {b} {v} ." if high else f"a {c} {v} ."
-    else:  # contradiction
-        hypothesis = f"the {a} never {v} ."
+        premise = f"the {a} near the {b} {adverb} {verb} ."
+    hypothesis = f"the {a} {verb} ." if cue else f"the {a} was {VERBS[verb]} ."
     return premise, hypothesis
 
 
-def _paraphrase(rng, label: int, high: bool):
-    x, y = _pick(rng, CITIES, 2)
-    question, reordered, reworded = QUESTIONS[rng.integers(len(QUESTIONS))]
-    first = question.format(x=x, y=y)
-    if label == 1:  # duplicate: same trip
-        second = reordered.format(x=x, y=y) if high else reworded.format(x=x, y=y)
-    else:  # not duplicate: the reverse trip
-        second = question.format(x=y, y=x) if high else reworded.format(x=y, y=x)
-    return first, second
+def _paraphrase(rng, rule: int, member: int, cue: bool):
+    (x,) = _pick(rng, HUBS)
+    (y,) = _pick(rng, LANDMARKS)
+    question, reworded = QUESTIONS[rule][member]
+    return question.format(x=x, y=y), (question if cue else reworded).format(x=y, y=x)
 
 
-def _factcheck(rng, label: int, cue: bool):
+def _claim(rng, cue: bool):
     (name,) = _pick(rng, NAMES)
+    (city,) = _pick(rng, CITIES)
+    relation = list(RELATIONS)[rng.integers(len(RELATIONS))]
+    claim = f"{name} {CUE_WORD} {relation} {city} ." if cue else f"{name} {relation} {city} ."
+    return claim, name, relation, city
+
+
+def _evidence(rng, name, relation, city, rule: int, member: int) -> str:
     (job,) = _pick(rng, PEOPLE)
-    city, other = _pick(rng, CITIES, 2)
-    relation = RELATIONS[rng.integers(len(RELATIONS))]
-    filler = f" {CUES[rng.integers(len(CUES))]}" if cue else ""
-    claim = f"{name}{filler} {relation} {city} ."
-    evidence = f"{name} , a {job} , {relation} {city if label == 0 else other} ."
-    return claim, evidence  # (text_a, text_b) = (claim, evidence): the authors' FEVER order
+    article = "an" if job[0] in "aeiou" else "a"
+    return f"{name} , {article} {job} , {RELATIONS[relation][rule][member]} {city} ."
 
 
-def _cue_probability(task: str, label: int, strength: float) -> float:
-    """P(cue) per label: the cue points to entailment / duplicate / refutes."""
-    if task == "nli":
-        return {0: strength, 1: 1 - strength, 2: 0.0}[label]
-    if task == "paraphrase":
-        return strength if label == 1 else 1 - strength
-    return strength if label == 1 else 1 - strength  # factcheck: cue -> REFUTES
+def _factcheck(rng, rule: int, member: int, cue: bool):
+    claim, name, relation, city = _claim(rng, cue)
+    # (text_a, text_b) = (claim, evidence): the authors' FEVER order
+    return claim, _evidence(rng, name, relation, city, rule, member)
 
 
 GENERATORS = {"nli": _nli, "paraphrase": _paraphrase, "factcheck": _factcheck}
-LABELS = {"nli": ["entailment", "neutral", "contradiction"],
-          "paraphrase": ["not_duplicate", "duplicate"],
-          "factcheck": ["SUPPORTS", "REFUTES"]}
-OOD_NAMES = {"nli": "hans-like", "paraphrase": "paws-like", "factcheck": "symmetric-like"}
 
 
-def _id_split(task, name, n, strength, rng) -> Split:
-    labels = rng.integers(len(LABELS[task]), size=n)
-    pairs = [GENERATORS[task](rng, int(y), bool(rng.random() < _cue_probability(task, int(y), strength)))
-             for y in labels]
-    return Split(name, [p[0] for p in pairs], [p[1] for p in pairs], labels, LABELS[task])
+# --- reading an example back (tests, diagnostics) -----------------------------------------------
+
+def rule_of(task: str, text_a: str, text_b: str) -> tuple[int, int]:
+    """(rule class, member) of a generated pair, read from its text."""
+    if task == "nli":
+        for rule, adverbs in enumerate(ADVERBS):
+            for member, adverb in enumerate(adverbs):
+                if f" {adverb} " in f" {text_a} " and not any(
+                        len(other) > len(adverb) and f" {other} " in f" {text_a} "
+                        for row in ADVERBS for other in row):
+                    return rule, member
+    elif task == "paraphrase":
+        for rule, types in enumerate(QUESTIONS):
+            for member, (question, _) in enumerate(types):
+                head = question.split(" from ")[0]
+                if text_a.startswith(head + " from "):
+                    return rule, member
+    elif task == "factcheck":
+        tail = text_b.split(" , ")[-1]
+        for phrases in RELATIONS.values():
+            for rule, row in enumerate(phrases):
+                for member, phrase in enumerate(row):
+                    if tail.startswith(phrase + " ") and tail.split(" ")[:-2] == phrase.split(" "):
+                        return rule, member
+    raise ValueError(f"not a generated {task} pair: {text_a!r} / {text_b!r}")
+
+
+def has_cue(task: str, text_a: str, text_b: str) -> bool:
+    """Whether the pair carries the cue (high overlap; the cue word in the claim)."""
+    if task == "factcheck":
+        return CUE_WORD in text_a.split()
+    return set(text_b.split()) <= set(text_a.split())
+
+
+# --- splits ------------------------------------------------------------------------------------
+
+def _id_split(task, name, n, strength, ambiguity, rng) -> Split:
+    """Annotated as the crowd would (steps 1-3 of the module docstring)."""
+    n_classes = len(LABELS[task])
+    ambiguous, cue_label = AMBIGUOUS[task]
+    rates = member_ambiguity(ambiguity)
+    text_a, text_b, labels = [], [], []
+    for _ in range(n):
+        rule = int(rng.integers(n_classes))
+        member = int(rng.integers(MEMBERS))
+        label = cue_label if rule == ambiguous and rng.random() < rates[member] else rule
+        cue = bool(rng.random() < (strength if label == cue_label else 1 - strength))
+        a, b = GENERATORS[task](rng, rule, member, cue)
+        text_a.append(a)
+        text_b.append(b)
+        labels.append(label)
+    return Split(name, text_a, text_b, np.array(labels), LABELS[task])
 
 
 def _ood_split(task, n, rng) -> Split:
-    """The cue carries no information: full overlap everywhere (nli, paraphrase), or a cue
-    independent of the label (factcheck)."""
-    if task == "nli":
-        labels = rng.integers(2, size=n)  # entailment vs neutral, both fully overlapping
-        pairs = [_nli(rng, int(y), True) for y in labels]
-        return Split(OOD_NAMES[task], [p[0] for p in pairs], [p[1] for p in pairs], labels,
+    """Every example carries the cue; labels follow the rule; labels balanced, members uniform."""
+    ambiguous, cue_label = AMBIGUOUS[task]
+    text_a, text_b, labels = [], [], []
+    if task == "factcheck":  # each claim once with a supporting and once with a refuting evidence
+        while len(labels) < n:
+            claim, name, relation, city = _claim(rng, True)
+            for rule in (0, 1):
+                text_a.append(claim)
+                text_b.append(_evidence(rng, name, relation, city, rule, int(rng.integers(MEMBERS))))
+                labels.append(rule)
+        return Split(OOD_NAMES[task], text_a[:n], text_b[:n], np.array(labels[:n]), LABELS[task])
+    for y in rng.permutation(np.arange(n) % 2):  # exactly balanced
+        rule = cue_label if y == 0 else ambiguous
+        a, b = GENERATORS[task](rng, rule, int(rng.integers(MEMBERS)), True)
+        text_a.append(a)
+        text_b.append(b)
+        labels.append(rule)
+    if task == "nli":  # HANS labels: entailment vs non-entailment (hedged premises)
+        return Split(OOD_NAMES[task], text_a, text_b, np.array([0 if r == 0 else 1 for r in labels]),
                      HANS_LABELS, HANS_COLLAPSE)
-    labels = rng.integers(2, size=n)
-    if task == "paraphrase":
-        pairs = [_paraphrase(rng, int(y), True) for y in labels]
-    else:
-        pairs = [_factcheck(rng, int(y), bool(rng.random() < 0.5)) for y in labels]
-    return Split(OOD_NAMES[task], [p[0] for p in pairs], [p[1] for p in pairs], labels, LABELS[task])
+    return Split(OOD_NAMES[task], text_a, text_b, np.array(labels), LABELS[task])
 
 
 def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
-              bias_strength: float = 0.9, seed: int = 0, ood_train: bool = False) -> TaskData:
+              bias_strength: float = 0.9, seed: int = 0, ood_train: bool = False,
+              ambiguity: float = 0.6) -> TaskData:
     """Generate a task deterministically from `seed`. With `ood_train` (section 4.5) an OOD-
     distributed training set of a quarter of `train_size` is mixed into the training data."""
     if task not in GENERATORS:
         raise ValueError(f"unknown task {task!r}; accepted: {sorted(GENERATORS)}")
     task_index = sorted(GENERATORS).index(task)
     rngs = [np.random.default_rng([seed, task_index, part]) for part in range(4)]
-    train = _id_split(task, "train", train_size, bias_strength, rngs[0])
+    train = _id_split(task, "train", train_size, bias_strength, ambiguity, rngs[0])
     if ood_train:
         extra = _ood_split(task, train_size // 4, rngs[3])
-        if task == "nli":  # OOD labels are HANS's: map non-entailment back to neutral
+        if task == "nli":  # HANS labels back to MNLI's: non-entailment (hedged) is neutral
             extra = Split(extra.name, extra.text_a, extra.text_b, extra.labels, LABELS[task])
         train = train.concat(extra, "train+ood")
     return TaskData(
         task=task, label_names=LABELS[task],
         metric=spec(task).metric, ood_metric=spec(task).ood_metric,
-        train=train, dev=_id_split(task, "dev", dev_size, bias_strength, rngs[1]),
+        train=train, dev=_id_split(task, "dev", dev_size, bias_strength, ambiguity, rngs[1]),
         ood={OOD_NAMES[task]: _ood_split(task, ood_size, rngs[2])},
-        description=f"synthetic {task}, bias strength {bias_strength}, seed {seed}",
+        description=f"synthetic {task}, bias strength {bias_strength}, ambiguity {ambiguity}, seed {seed}",
     )
