@@ -48,11 +48,22 @@ def train_rows(config: RunConfig) -> int:
     return rows + extra
 
 
-def eval_rows(config: RunConfig) -> int:
+def eval_rows(config: RunConfig) -> tuple[int, int]:
+    """(ID dev rows, OOD rows) of one evaluation."""
     data = config.data
     if data.source == "synthetic":
-        return data.dev_size + data.ood_size
-    return spec(config.task).eval_rows
+        return data.dev_size, data.ood_size
+    return spec(config.task).dev_rows, spec(config.task).ood_rows
+
+
+def evaluated_rows(config: RunConfig, evaluations: int) -> int:
+    """Examples a run evaluates: the dev set at every evaluation, the OOD sets at every one or
+    (eval_ood=selected) once for the selected checkpoint, or at each of IMP's levels."""
+    dev, ood = eval_rows(config)
+    if config.eval_ood == "every":
+        return evaluations * (dev + ood)
+    ood_evaluations = round(config.sparsity / config.imp_delta_s) if config.method in ("imp", "imp-rw") else 1
+    return evaluations * dev + ood_evaluations * ood
 
 
 def steps(config: RunConfig) -> int:
@@ -168,7 +179,7 @@ def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_
     for p in planned:
         scale = parameters(p.config.backbone, p.config.num_layers)[1] / reference
         seconds += scale * (p.steps / steps_per_second
-                            + p.evaluations * eval_rows(p.config) / eval_examples_per_second)
+                            + evaluated_rows(p.config, p.evaluations) / eval_examples_per_second)
     return seconds / 3600 / runs_per_gpu_speedup
 
 

@@ -167,21 +167,23 @@ class Recipes:
 
     def sec5_1(self, tasks, seeds) -> list[Point]:
         """Figure 7: mask training (poe) from the 4.2 std run's weights after t steps; t = 0 is
-        4.4's poe mask on theta_pt and "ft to end" is 4.2's. x = fine-tuning steps."""
+        4.4's poe mask on theta_pt and "ft to end" is 4.2's (the same runs unless eval_ood is
+        `selected`: these evaluate OOD throughout, for the curves). x = fine-tuning steps."""
         points = []
         s = self.p.sections.sec5_1_sparsity
         for task in tasks:
             for seed in seeds:
                 base = self.full(task, "std", seed)
                 end = plan.steps(base)
-                points.append(Point("ft step=0", task, seed, 0, self.prune_pt(task, "mask", "poe", s, seed)))
+                curves = {"eval_ood": "every"}  # figure 7's curves read OOD at every evaluation
+                points.append(Point("ft step=0", task, seed, 0, self.prune_pt(task, "mask", "poe", s, seed, **curves)))
                 for step in self.p.sections.sec5_1_steps:
                     if step >= end:
                         raise ValueError(f"sections.sec5_1_steps: step {step} is not before the end of the std "
                                          f"fine-tuning run of {task} ({end} steps)")
                     points.append(Point(f"ft step={step}", task, seed, step, self.prune_ft(
-                        task, "mask", "poe", s, seed, init_step=step)))
-                points.append(Point("ft to end", task, seed, end, self.prune_ft(task, "mask", "poe", s, seed)))
+                        task, "mask", "poe", s, seed, init_step=step, **curves)))
+                points.append(Point("ft to end", task, seed, end, self.prune_ft(task, "mask", "poe", s, seed, **curves)))
         return points
 
     def sec5_2(self, tasks, seeds, final=0.9) -> list[Point]:

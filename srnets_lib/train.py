@@ -2,7 +2,8 @@
 
 The paradigms differ only in what trains, how it is pruned (srnets_lib/methods/, one module
 per method) and which loss is used (losses.py); one optimisation step is step.py. The loop:
-every `eval_interval` steps (and at the end) evaluate on the ID dev set and every OOD set;
+every `eval_interval` steps (and at the end) evaluate on the ID dev set and every OOD set (with
+eval_ood=selected, the OOD sets only where a result reads them: the selected checkpoint, IMP's levels);
 the selected checkpoint is the best on the ID metric (appendix B.3.3), after 0.7 t_max when
 select=best_after_0.7, and only among checkpoints the method marks as at its target sparsity.
 """
@@ -213,10 +214,13 @@ class Trainer:
                     yield at, index
 
     # --- evaluation and selection -----------------------------------------------------------
-    def evaluate(self) -> dict[str, float]:
+    def evaluate(self, splits=None) -> dict[str, float]:
+        """Scores on the named evaluation splits (default: the ID dev set and every OOD set)."""
         pruning.masks.invalidate_all(self.masked)
         scores = {}
         for name, split in self.data.eval_splits.items():
+            if splits is not None and name not in splits:
+                continue
             probs = predict(self.model, self.encoded[name], self.config.eval_batch_size, self.pad_id,
                             self.config.precision, self.eval_forward, self.config.max_length)
             scores[name] = split_metric(self.data.metric_of(name), split, probs.argmax(axis=1))
@@ -250,7 +254,8 @@ class Trainer:
 
     def _record(self, at_step: int, loss: float | None, best: dict | None, history: list) -> dict | None:
         """Evaluate, log, and return the best checkpoint so far."""
-        scores = self.evaluate()
+        with_ood = self.config.eval_ood == "every" or self.method.reads_ood(at_step)
+        scores = self.evaluate(None if with_ood else ("dev",))
         row = {"step": at_step, "epoch": at_step / self.steps_per_epoch, "sparsity": self.current_sparsity(),
                "loss": loss, **scores}
         self.run.log(row)
@@ -377,6 +382,13 @@ class Trainer:
         report = (pruning.sparsity_report(self.masked, models.is_transformer_matrix) if self.masked
                   else {"sparsity": 0.0, "sparsity_min": 0.0, "sparsity_max": 0.0})
         row = best["row"]
+        if any(name not in row for name in self.data.ood):  # eval_ood=selected: evaluate it now
+            if "weights" in state:
+                own = dict(self.model.named_parameters())
+                with torch.no_grad():
+                    for name, value in state["weights"].items():
+                        own[name].copy_(value)
+            row = {**row, **self.evaluate(tuple(self.data.ood))}
         final = {
             "key": self.run.key, "task": cfg.task, "method": cfg.method, "loss": cfg.loss, "seed": cfg.seed,
             "backbone": cfg.backbone, "data": self.data.description, "metric": self.data.metric,

@@ -76,6 +76,49 @@ def test_one_imp_run_yields_every_level_and_imp_rw_masks_rewind_to_theta_pt(stor
         RunConfig(task="nli", mask_from=rw, mask_level=0.25, **COMMON)
 
 
+def test_ood_evaluated_only_where_read_gives_the_same_results(store):
+    """eval_ood=selected skips the OOD sets at checkpoints no result reads: the selected
+    checkpoint's scores (fine-tuning: weights restored; mask training: mask restored) and IMP's
+    levels equal those of evaluating everything, and the other log rows carry dev only."""
+    def both(**kw):
+        every, selected = RunConfig(task="nli", **kw), RunConfig(task="nli", eval_ood="selected", **kw)
+        return every, selected, execute(every), execute(selected)
+
+    base = full()
+    cases = [dict(COMMON),
+             dict(COMMON, method="mask", loss="poe", sparsity=0.5, init_from=base, select="best_after_0.7"),
+             dict(COMMON, method="imp", loss="poe", sparsity=0.2, init_from=base, epochs=5)]
+    for kw in cases:
+        every, selected, a, b = both(**kw)
+        assert every.key() != selected.key()
+        assert (b["selected_step"], b["id"], b["ood"]) == (a["selected_step"], a["id"], a["ood"])
+        assert b.get("levels") == a.get("levels")
+        rows = Run(selected).metrics()
+        assert all("dev" in r for r in rows)
+        with_ood = [r["step"] for r in rows if "hans-like" in r]
+        assert len(with_ood) == len(a.get("levels", {}))  # only IMP's level ends
+        assert len(rows) == len(Run(every).metrics()) > len(with_ood)
+
+
+def test_selected_ood_is_scored_on_the_selected_checkpoints_weights(store, monkeypatch):
+    """With eval_ood=selected a fine-tuning run whose best checkpoint is not its last scores the
+    OOD sets at the end on the selected weights, not on the last ones."""
+    seen, evaluate = [], Trainer.evaluate
+
+    def spy(self, splits=None):
+        seen.append((splits, torch.cat([p.detach().flatten() for p in self.model.parameters()]).clone()))
+        return evaluate(self, splits)
+
+    monkeypatch.setattr(Trainer, "evaluate", spy)
+    final = execute(full(eval_ood="selected", lr=1e-2, seed=3))
+    assert final["selected_step"] < final["steps_run"]  # this seed and lr select step 8 of 12
+    dev = [weights for splits, weights in seen if splits == ("dev",)]
+    splits, weights = seen[-1]
+    assert splits == ("hans-like",) and len(dev) == final["evaluations"]
+    assert torch.equal(weights, dev[final["selected_step"] // COMMON["eval_interval"] - 1])
+    assert not torch.equal(weights, dev[-1])
+
+
 def test_cli_runs_one_configuration(store, tmp_path):
     out = subprocess.run([sys.executable, "-m", "srnets_lib", "run", "params/toy.yaml", "backbone=tiny",
                           "num_layers=null", "data.train_size=96", "data.dev_size=32", "data.ood_size=32",

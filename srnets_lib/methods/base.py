@@ -58,6 +58,11 @@ class Method:
     def on_evaluation(self, row: dict) -> None:
         """Called with every logged evaluation (IMP keeps one result per sparsity level)."""
 
+    def reads_ood(self, step: int) -> bool:
+        """Whether the evaluation after `step` steps is a result besides the selected
+        checkpoint (IMP's levels), so its OOD scores are needed with eval_ood=selected too."""
+        return False
+
     def levels(self) -> dict:
         """Extra results per sparsity level for final.json (IMP); empty for the others."""
         return {}

@@ -63,6 +63,9 @@ class IMP(Method):
         if self.config.method == "imp-rw":
             pruning.save_masks(self.trainer.masked, self.trainer.run.file(paths.level_mask(level)))
 
+    def reads_ood(self, step: int) -> bool:
+        return self.schedule.level_ending_at(step) is not None
+
     def selectable(self, step: int) -> bool:
         return step == self.steps()  # no selection: the run's own result is its last level
 
