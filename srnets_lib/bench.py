@@ -250,8 +250,7 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
 
     precision, padding, _, compiled = VARIANTS[variant]
     model, _ = _prepare(model_name, "finetune", variant)
-    forward = (torch.compile(model, dynamic=False, mode="reduce-overhead" if runtime.device().type == "cuda"
-                             else None) if compiled else None)
+    forward = runtime.compile(model) if compiled else None
     subset = Encoded(encoded.ids, encoded.type_ids, encoded.offsets[: args.eval_examples + 1],
                      encoded.labels[: args.eval_examples])
     pad_to = args.max_length if padding == "max" else None

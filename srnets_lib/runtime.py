@@ -40,6 +40,22 @@ def compiled() -> bool:
     return choice == "on" or (choice == "auto" and device().type == "cuda")
 
 
+def compile(fn):
+    """torch.compile as runs use it: static shapes; on CUDA with CUDA graphs (mode
+    reduce-overhead). Inductor's on-disk cache is kept apart per CPU instruction set (unless
+    $TORCHINDUCTOR_CACHE_DIR is set): its key ignores ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA,
+    and kernels cached on this AVX512 machine, reused with the README's AVX2 variables set,
+    gave NaN losses and a segfault in tests/test_step.py (torch 2.13; a fresh cache passed)."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    # torch writes its default into the variable once asked (transformers asks on import)
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR", default_cache_dir()) == default_cache_dir():
+        isa = torch.backends.cpu.get_cpu_capability().lower()
+        onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "").lower()
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"{default_cache_dir()}-{isa}" + (f"-onednn-{onednn}" if onednn else "")
+    return torch.compile(fn, dynamic=False, mode="reduce-overhead" if device().type == "cuda" else None)
+
+
 def describe() -> dict:
     """What final.json records about the execution."""
     info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__}

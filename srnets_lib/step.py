@@ -36,8 +36,7 @@ class ForwardLoss:
         self.device_type = runtime.device().type  # not asked inside the traced function
         self._compiled_fn = None
         if compiled:
-            mode = "reduce-overhead" if runtime.device().type == "cuda" else None
-            self._compiled_fn = torch.compile(self.eager, mode=mode, dynamic=False)
+            self._compiled_fn = runtime.compile(self.eager)
 
     def eager(self, inputs: dict, labels, bias_probs=None, teacher_probs=None) -> torch.Tensor:
         with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):

@@ -161,9 +161,7 @@ class Trainer:
             self.bias_source = f"ours (out-of-fold logistic regression; word vectors: {predictions.vectors_source})"
         if cfg.loss == "confreg":
             self.teacher_probs = torch.from_numpy(self._teacher_predictions()).to(runtime.device())
-        self.eval_forward = (torch.compile(self.model, dynamic=False, mode="reduce-overhead"
-                                           if runtime.device().type == "cuda" else None)
-                             if self.compiled else None)
+        self.eval_forward = runtime.compile(self.model) if self.compiled else None
 
     def _teacher_predictions(self) -> np.ndarray:
         teacher = models.load_model(self.config.teacher.backbone, len(self.data.label_names),

@@ -1,6 +1,8 @@
 """The training step as one unit (step.py): compiled equals eager, clipping, the lr schedule,
 and a non-finite loss stops the run with its step and value."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -72,6 +74,18 @@ def test_imp_pruning_between_compiled_steps_does_not_recompile():
             optimization.step(loss)
     for module in masked.values():
         assert (~module.mask).sum().item() == pruning.pruned_count(module.mask.numel(), 0.3)
+
+
+def test_compiled_kernels_are_cached_per_cpu_instruction_set(monkeypatch):
+    """Inductor's cache key ignores ATEN_CPU_CAPABILITY: a shared cache gave NaN under avx2."""
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    runtime.compile(torch.nn.Identity())  # compiles lazily, at the first call
+    chosen = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    assert chosen.endswith(f"-{torch.backends.cpu.get_cpu_capability().lower()}-onednn-avx2")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/somewhere/else")
+    runtime.compile(torch.nn.Identity())
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/somewhere/else"  # a user's choice is kept
 
 
 def test_bucket_is_the_smallest_that_fits_capped_at_max_length():
