@@ -45,12 +45,23 @@ EARLY = (0.98, 0.02)
 STD = "full bert (std)"
 
 
-def _mean(df, task, series, column, x=None):
+def _values(df, task, series, column, x=None) -> pd.Series:
+    """One value per seed of a series' column (at x, if given)."""
     sub = df[(df.task == task) & (df.series == series)]
     if x is not None:
         sub = sub[(sub.x - x).abs() < 1e-9]
-    values = sub[column].dropna()
+    return sub[column].dropna()
+
+
+def _mean(df, task, series, column, x=None):
+    values = _values(df, task, series, column, x)
     return None if values.empty else float(values.mean())
+
+
+def _spread(df, task, series, column, x=None) -> float:
+    """The seeds' standard deviation, as the tables print it after ± (ddof 0; 0 for one seed)."""
+    values = _values(df, task, series, column, x)
+    return float(values.std(ddof=0)) if len(values) > 1 else 0.0
 
 
 def _ood_column(df, task) -> str | None:
@@ -137,7 +148,14 @@ def gradual_vs_fixed(df: pd.DataFrame, reference: str = STD) -> str:
                          f"{_pct(ref_id)}).")
             continue
         better = grad[0] > fixed[0] and grad[1] >= fixed[1]
-        lines.append(text + f"'gradual beats fixed' is **{'confirmed' if better else 'not confirmed'}** here.")
+        text += f"'gradual beats fixed' is **{'confirmed' if better else 'not confirmed'}** here."
+        spread = max(_spread(df, task, name, column, longest)
+                     for name in ("fixed", "gradual 0.7->0.9") for column in ("id", ood))
+        margin = min(abs(grad[0] - fixed[0]), abs(grad[1] - fixed[1]))
+        if margin < spread:
+            text += (f" The smaller margin ({100 * margin:.1f} points) is within the seeds' spread "
+                     f"(up to ±{100 * spread:.1f}), so this verdict rests on noise at this budget.")
+        lines.append(text)
     return "\n".join(lines)
 
 
