@@ -62,20 +62,25 @@ def evaluated_rows(config: RunConfig, evaluations: int) -> int:
     dev, ood = eval_rows(config)
     if config.eval_ood == "every":
         return evaluations * (dev + ood)
-    ood_evaluations = round(config.sparsity / config.imp_delta_s) if config.method in ("imp", "imp-rw") else 1
+    ood_evaluations = _imp_schedule(config).count if config.method in ("imp", "imp-rw") else 1
     return evaluations * dev + ood_evaluations * ood
+
+
+def _imp_schedule(config: RunConfig):
+    """The IMP schedule the run's method will follow (methods/imp.py)."""
+    from .pruning import IMPSchedule
+
+    total = t_max(config.epochs, train_rows(config), config.batch_size)
+    return IMPSchedule(config.sparsity, config.imp_delta_s, config.imp_delta_t, total)
 
 
 def steps(config: RunConfig) -> int:
     """Optimizer steps the run takes (its method's schedule: methods/)."""
     if config.method in ("omp", "random"):
         return 0
-    total = t_max(config.epochs, train_rows(config), config.batch_size)
     if config.method in ("imp", "imp-rw"):
-        from .pruning import IMPSchedule
-
-        return IMPSchedule(config.sparsity, config.imp_delta_s, config.imp_delta_t, total).total_steps
-    return total
+        return _imp_schedule(config).total_steps
+    return t_max(config.epochs, train_rows(config), config.batch_size)
 
 
 def evaluations(config: RunConfig) -> int:

@@ -49,10 +49,11 @@ def compile(fn):
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     # torch writes its default into the variable once asked (transformers asks on import)
-    if os.environ.get("TORCHINDUCTOR_CACHE_DIR", default_cache_dir()) == default_cache_dir():
+    default = default_cache_dir()
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR", default) == default:
         isa = torch.backends.cpu.get_cpu_capability().lower()
         onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "").lower()
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"{default_cache_dir()}-{isa}" + (f"-onednn-{onednn}" if onednn else "")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"{default}-{isa}" + (f"-onednn-{onednn}" if onednn else "")
     return torch.compile(fn, dynamic=False, mode="reduce-overhead" if device().type == "cuda" else None)
 
 

@@ -99,6 +99,14 @@ def load_weights(model, run: Run, step_count: int | None = None) -> None:
             own[key].copy_(value)
 
 
+def copy_parameters(model, tensors: dict[str, torch.Tensor]) -> None:
+    """Copy tensors this process saved (a snapshot or checkpoint) into the model's parameters."""
+    own = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in tensors.items():
+            own[name].copy_(value)
+
+
 def save_weights(tensors: dict[str, torch.Tensor], path) -> None:
     from safetensors.torch import save_file
 
@@ -351,10 +359,7 @@ class Trainer:
             return None
         if state.get("key") != self.run.key or "optimization" not in state:
             return None
-        own = dict(self.model.named_parameters())
-        with torch.no_grad():
-            for n, value in state["model"].items():
-                own[n].copy_(value)
+        copy_parameters(self.model, state["model"])
         for n, (mask, scores, threshold) in state["masks"].items():
             module = self.masked[n]
             module.set_mask(mask)
@@ -382,10 +387,7 @@ class Trainer:
         row = best["row"]
         if any(name not in row for name in self.data.ood):  # eval_ood=selected: evaluate it now
             if "weights" in state:
-                own = dict(self.model.named_parameters())
-                with torch.no_grad():
-                    for name, value in state["weights"].items():
-                        own[name].copy_(value)
+                copy_parameters(self.model, state["weights"])
             row = {**row, **self.evaluate(tuple(self.data.ood))}
         final = {
             "key": self.run.key, "task": cfg.task, "method": cfg.method, "loss": cfg.loss, "seed": cfg.seed,
