@@ -109,8 +109,9 @@ class RunConfig(_Frozen):
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
     keep_steps: tuple[int, ...] = ()  # save weights at these steps (section 5.1)
-    # the OOD sets at every evaluation (the authors), or only where a result reads them: the
-    # selected checkpoint and IMP's levels. Same results; the training curves then lack OOD.
+    # evaluate everything at every evaluation (the authors), or only what a result reads: the
+    # dev set where a checkpoint may be selected, the OOD sets at the selected checkpoint and
+    # IMP's levels. Same results (tested); the training curves then lack OOD and early rows.
     eval_ood: Literal["every", "selected"] = "every"
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)

@@ -83,9 +83,38 @@ def steps(config: RunConfig) -> int:
     return t_max(config.epochs, train_rows(config), config.batch_size)
 
 
-def evaluations(config: RunConfig) -> int:
+def evaluation_steps(config: RunConfig) -> list[int]:
+    """The steps after which the run evaluates (train.Trainer): every eval_interval steps, at
+    the end and at IMP's level ends; with eval_ood=selected only those a result reads: a
+    checkpoint that may be selected (after 0.7 t_max with select=best_after_0.7; mask training
+    with select_at_target: at the target sparsity), IMP's level ends, and the last."""
+    from .pruning import SCHEDULES
+
     n = steps(config)
-    return max(1, math.ceil(n / config.eval_interval))
+    points = set(range(config.eval_interval, n + 1, config.eval_interval)) | {n}
+    imp = config.method in ("imp", "imp-rw")
+    if imp:
+        schedule = _imp_schedule(config)
+        points |= {k * schedule.interval for k in range(1, schedule.count + 1)}
+    if config.eval_ood == "every" or n == 0:
+        return sorted(points)
+    total = t_max(config.epochs, train_rows(config), config.batch_size)
+
+    def read(step: int) -> bool:
+        if step == n or imp:  # IMP: every point is a level end, the last, or on neither's grid
+            return step == n or step % schedule.interval == 0
+        if config.select == "best_after_0.7" and step < 0.7 * total:
+            return False
+        if config.method == "mask" and config.select_at_target:
+            at = SCHEDULES[config.schedule](step, total, config.sparsity, config.sparsity_init, config.ramp_end)
+            return abs(at - config.sparsity) < 1e-9
+        return True
+
+    return sorted(p for p in points if read(p))
+
+
+def evaluations(config: RunConfig) -> int:
+    return len(evaluation_steps(config))
 
 
 # --- model sizes --------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 The paradigms differ only in what trains, how it is pruned (srnets_lib/methods/, one module
 per method) and which loss is used (losses.py); one optimisation step is step.py. The loop:
 every `eval_interval` steps (and at the end) evaluate on the ID dev set and every OOD set (with
-eval_ood=selected, the OOD sets only where a result reads them: the selected checkpoint, IMP's levels);
+eval_ood=selected, only what a result reads: ID where a checkpoint may be selected, OOD at the
+selected checkpoint and IMP's levels);
 the selected checkpoint is the best on the ID metric (appendix B.3.3), after 0.7 t_max when
 select=best_after_0.7, and only among checkpoints the method marks as at its target sparsity.
 """
@@ -249,6 +250,15 @@ class Trainer:
             return False
         return self.method.selectable(at_step)
 
+    def _read(self, at_step: int) -> bool:
+        """Whether anything reads an evaluation after `at_step` steps: every one with
+        eval_ood=every (training curves); with `selected`, only a checkpoint that may be
+        selected, a result of its own (IMP's levels) and the last one. The others would only
+        be logged: skipping them changes no result (tested) and saves a quarter of the toy's
+        evaluations."""
+        return (self.config.eval_ood == "every" or self._eligible(at_step) or self.method.reads_ood(at_step)
+                or at_step == self.method.steps())
+
     def _snapshot(self) -> dict:
         """What the selected checkpoint needs: masks (pruning) and trained tensors (fine-tuning)."""
         state = {}
@@ -309,8 +319,11 @@ class Trainer:
             self._keep_weights(done)
             self.method.after_step(done)
             if self.method.evaluate_now(done):
-                best = self._record(done, log.mean_and_reset(), best, history)
-                bar.set_postfix(dev=f"{history[-1]['dev']:.3f}")
+                if self._read(done):
+                    best = self._record(done, log.mean_and_reset(), best, history)
+                    bar.set_postfix(dev=f"{history[-1]['dev']:.3f}")
+                else:
+                    log.check()
                 self._checkpoint(done, optimization, best, history)
             elif done % 100 == 0:
                 log.check()

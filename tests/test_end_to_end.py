@@ -12,7 +12,7 @@ import time
 import pytest
 import torch
 
-from srnets_lib import paths, pruning
+from srnets_lib import paths, plan, pruning
 from srnets_lib.config import DataConfig, RunConfig
 from srnets_lib.runs import Run
 from srnets_lib.train import Trainer, execute
@@ -76,10 +76,11 @@ def test_one_imp_run_yields_every_level_and_imp_rw_masks_rewind_to_theta_pt(stor
         RunConfig(task="nli", mask_from=rw, mask_level=0.25, **COMMON)
 
 
-def test_ood_evaluated_only_where_read_gives_the_same_results(store):
-    """eval_ood=selected skips the OOD sets at checkpoints no result reads: the selected
-    checkpoint's scores (fine-tuning: weights restored; mask training: mask restored) and IMP's
-    levels equal those of evaluating everything, and the other log rows carry dev only."""
+def test_evaluating_only_what_is_read_gives_the_same_results(store):
+    """eval_ood=selected evaluates only what a result reads: the OOD sets at the selected
+    checkpoint (fine-tuning: weights restored; mask training: mask restored) and IMP's levels,
+    the dev set only where a checkpoint may be selected. Scores, selection, levels and every
+    dev score both log are those of evaluating everything: evaluation leaves training alone."""
     def both(**kw):
         every, selected = RunConfig(task="nli", **kw), RunConfig(task="nli", eval_ood="selected", **kw)
         return every, selected, execute(every), execute(selected)
@@ -93,11 +94,15 @@ def test_ood_evaluated_only_where_read_gives_the_same_results(store):
         assert every.key() != selected.key()
         assert (b["selected_step"], b["id"], b["ood"]) == (a["selected_step"], a["id"], a["ood"])
         assert b.get("levels") == a.get("levels")
-        rows = Run(selected).metrics()
-        assert all("dev" in r for r in rows)
+        rows, all_rows = Run(selected).metrics(), {r["step"]: r for r in Run(every).metrics()}
+        assert [r["dev"] for r in rows] == [all_rows[r["step"]]["dev"] for r in rows]
         with_ood = [r["step"] for r in rows if "hans-like" in r]
         assert len(with_ood) == len(a.get("levels", {}))  # only IMP's level ends
-        assert len(rows) == len(Run(every).metrics()) > len(with_ood)
+        assert len(rows) == b["evaluations"] == plan.evaluations(selected)
+        assert len(all_rows) == a["evaluations"] == plan.evaluations(every)
+        if kw.get("select") == "best_after_0.7":  # none before 0.7 t_max but the selectable ones
+            assert len(rows) < len(all_rows)
+            assert all(r["step"] >= 0.7 * b["t_max"] for r in rows)
 
 
 def test_selected_ood_is_scored_on_the_selected_checkpoints_weights(store, monkeypatch):

@@ -64,14 +64,49 @@ def test_straight_through_gradient_reaches_scores_and_not_weights():
     assert m.weight.grad is None
 
 
-def test_binarize_forward_is_strictly_greater_than_threshold():
+def test_masked_weight_keeps_scores_strictly_greater_than_threshold():
     scores = torch.tensor([0.0, 0.01, 0.02], requires_grad=True)
-    assert pruning.Binarize.apply(scores, 0.01).tolist() == [0.0, 0.0, 1.0]
+    weight = torch.tensor([-3.0, 5.0, 7.0])
+    assert pruning.MaskedWeight.apply(weight, scores, torch.tensor(0.01)).tolist() == [0.0, 0.0, 7.0]
+
+
+def test_masked_weight_passes_gradient_to_weights_only_where_kept():
+    scores = torch.tensor([0.0, 0.02, 0.03])
+    weight = torch.tensor([-3.0, 5.0, 7.0], requires_grad=True)
+    (pruning.MaskedWeight.apply(weight, scores, torch.tensor(0.01)) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert weight.grad.tolist() == [0.0, 2.0, 3.0]
 
 
 def test_keep_top_breaks_ties_by_position():
     keep = keep_top(torch.tensor([1.0, 1.0, 1.0, 2.0]), 2)
     assert keep.tolist() == [False, False, True, True]
+
+
+def stable_sort_keep(values: torch.Tensor, k: int) -> torch.Tensor:
+    """The definition: prune the first k of a stable ascending sort."""
+    keep = torch.ones(values.numel(), dtype=torch.bool)
+    keep[torch.sort(values.reshape(-1), stable=True).indices[:k]] = False
+    return keep.view_as(values)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_keep_top_is_the_stable_sort_definition_with_many_ties(seed):
+    g = torch.Generator().manual_seed(seed)
+    values = torch.randint(0, 7, (50, 30), generator=g).float() * 0.01  # hard-init-like: few distinct values
+    values[0, :5] = -0.0  # signed zeros tie with 0.0
+    for k in (0, 1, 333, 750, 1499, 1500):
+        assert torch.equal(keep_top(values, k), stable_sort_keep(values, k)), k
+
+
+def test_threshold_reset_keeps_what_a_stable_sort_keeps():
+    m = layer(out=40, inp=30)
+    m.start_mask_training("hard", 0.5)
+    with torch.no_grad():
+        m.mask_scores[::3] = 0.02  # ties around the threshold
+        m.mask_scores[1, :] += torch.linspace(-0.01, 0.01, 30)
+    expected = stable_sort_keep(m.mask_scores.detach().clone(), pruning.pruned_count(m.weight.numel(), 0.7))
+    m.reset_threshold(0.7)
+    assert torch.equal(m.binary_mask(), expected)
 
 
 def test_masks_round_trip_bit_packed(tmp_path):

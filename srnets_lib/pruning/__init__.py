@@ -1,10 +1,10 @@
 """Pruning: masks and the straight-through estimator, magnitude methods, sparsity schedules."""
 
 from .magnitude import IMPSchedule, magnitude_prune, random_prune
-from .masks import (Binarize, MaskedLinear, MaskFileError, apply_masks, install, load_masks,
+from .masks import (MaskedLinear, MaskedWeight, MaskFileError, apply_masks, install, load_masks,
                     pruned_count, save_masks, sparsity_report)
 from .schedules import SCHEDULES
 
-__all__ = ["Binarize", "IMPSchedule", "MaskedLinear", "MaskFileError", "SCHEDULES", "apply_masks",
+__all__ = ["IMPSchedule", "MaskedLinear", "MaskFileError", "MaskedWeight", "SCHEDULES", "apply_masks",
            "install", "load_masks", "magnitude_prune", "pruned_count", "random_prune", "save_masks",
            "sparsity_report"]
