@@ -16,7 +16,7 @@ Everything is validated on load, before any work starts.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -73,11 +73,17 @@ class Override(_Strict):
         return True
 
 
+# the book's section notebooks (book/<name>.ipynb), in the paper's order
+SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")
+Section = Literal[SECTIONS]
+
+
 class Sections(_Strict):
     """Settings a single notebook needs beyond the run hyper-parameters (defaults: the authors')."""
 
     sec4_2_tasks: Optional[list[Task]] = None  # default: preset.tasks
     other_tasks: Optional[list[Task]] = None  # tasks of the other sections; default preset.tasks
+    seeds: dict[Section, Optional[list[int]]] = {}  # a section's seeds where not the preset's (None: the preset's)
     imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run per setting prunes to it, yielding every level
     # 5.1: mask training from the 4.2 std fine-tuning run's weights after these absolute steps
     # (the authors' mask_on_checkpoints scripts), at this sparsity (0.7 for every task in their
@@ -131,6 +137,9 @@ class Params(_Strict):
             return RunConfig(**values)
         except ValidationError as err:
             raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{_explain(err)}") from None
+
+    def seeds_for(self, section: str) -> list[int]:
+        return list(self.sections.seeds.get(section) or self.preset.seeds)
 
     def tasks_for(self, section: str) -> list[str]:
         if section == "appc5":

@@ -17,11 +17,8 @@ from tqdm.auto import tqdm
 
 from . import plan
 from .config import RunConfig
-from .params import Params
+from .params import SECTIONS, Params
 from .runs import Run
-
-
-SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")
 
 
 @dataclass(frozen=True)
@@ -254,7 +251,7 @@ class Recipes:
         if name not in SECTIONS:
             raise ValueError(f"unknown section {name!r}; accepted: {', '.join(SECTIONS)}")
         tasks = list(tasks or self.p.tasks_for(name))
-        seeds = list(seeds or self.p.preset.seeds)
+        seeds = list(seeds or self.p.seeds_for(name))
         sparsities = list(self.p.preset.sparsities if sparsities is None else sparsities)
         if name in ("sec5_1", "sec5_2", "appc5"):
             return getattr(self, name)(tasks, seeds)

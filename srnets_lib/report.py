@@ -33,6 +33,19 @@ def banner(params) -> str:
             "computed from the run store; the paper's own figures are not reproduced here.**")
 
 
+def scope(params, tasks, seeds) -> str:
+    """A line for a page whose tasks or seeds are not the preset's (the params file's `sections`)."""
+    parts = []
+    for what, chosen, preset in (("task", list(tasks), list(params.preset.tasks)),
+                                 ("seed", list(seeds), list(params.preset.seeds))):
+        if chosen != preset:
+            parts.append(f"{what}{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))} "
+                         f"(the preset's: {', '.join(map(str, preset))})")
+    if not parts:
+        return ""
+    return f"\n\nThis page shows {' and '.join(parts)}, as `sections` in `{params.source}` chooses."
+
+
 # A model whose ID score is below this fraction of the std full model's has not learned the task;
 # a better OOD score from it is not robustness (a constant predictor scores ~50% on a balanced
 # OOD set whatever the bias). Verdicts say so instead of calling it a win.

@@ -62,4 +62,7 @@ def describe() -> dict:
     info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__}
     if device().type == "cuda":
         info["gpu"] = torch.cuda.get_device_name()
+    else:  # CPU float results depend on the instruction set and the thread count (README)
+        info["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        info["threads"] = torch.get_num_threads()
     return info

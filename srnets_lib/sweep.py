@@ -64,7 +64,7 @@ def plan(notebooks: list[str], params_file: str, overrides: list[str] | None = N
     for notebook in notebooks:
         accepted = papermill.inspect_notebook(notebook)
         sparsities = p.preset.sparsities if "sparsity" in accepted else [None]
-        jobs += [Job(notebook, seed, s, params_file) for seed in p.preset.seeds for s in sparsities]
+        jobs += [Job(notebook, seed, s, params_file) for seed in p.seeds_for(Path(notebook).stem) for s in sparsities]
     return jobs
 
 
