@@ -191,3 +191,10 @@ def test_papermill_runs_a_notebook_point(store, tmp_path, tiny_params):
     assert not [o for o in outputs if o["output_type"] == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs)
     assert any("text/html" in o.get("data", {}) for o in outputs)
+
+
+def test_final_json_records_what_cpu_results_depend_on(store):
+    """CPU float results depend on the instruction set and the thread count (README): recorded."""
+    execution = execute(full())["execution"]
+    assert execution["threads"] == torch.get_num_threads()
+    assert execution["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
