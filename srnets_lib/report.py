@@ -13,7 +13,11 @@ was fixed before the results it judges were computed, and none is tuned to a res
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+
+from . import paths
 
 SYNTHETIC_NOTE = ("**These results come from synthetic planted-bias data and a small backbone "
                   "(all-MiniLM-L6-v2, a sentence embedder trained on sentence pairs including NLI "
@@ -43,7 +47,9 @@ def scope(params, tasks, seeds) -> str:
                          f"(the preset's: {', '.join(map(str, preset))})")
     if not parts:
         return ""
-    return f"\n\nThis page shows {' and '.join(parts)}, as `sections` in `{params.source}` chooses."
+    source = Path(params.source).resolve()
+    shown = source.relative_to(paths.PROJECT_ROOT) if source.is_relative_to(paths.PROJECT_ROOT) else source
+    return f"\n\nThis page shows {' and '.join(parts)}, as `sections` in `{shown}` chooses."
 
 
 # A model whose ID score is below this fraction of the std full model's has not learned the task;

@@ -149,6 +149,8 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     assert {j.seed for j in jobs if "sec4_4" in j.notebook} == {2}
     assert {j.seed for j in jobs if "sec4_2" in j.notebook} == {1, 2}
     assert "seed 2 (the preset's: 1, 2)" in report.scope(p, ["nli"], [2])
+    toy = params.load("params/toy.yaml")  # named relative to the project, however it was loaded
+    assert report.scope(toy, ["nli"], [1]).endswith("as `sections` in `params/toy.yaml` chooses.")
     assert report.scope(p, p.preset.tasks, p.preset.seeds) == ""
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{seeds: {{sec9: [1]}}}}\n")
     with pytest.raises(params.ParamsError, match="sec9"):
