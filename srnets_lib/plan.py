@@ -88,7 +88,7 @@ def evaluation_steps(config: RunConfig) -> list[int]:
     the end and at IMP's level ends; with eval_ood=selected only those a result reads: a
     checkpoint that may be selected (after 0.7 t_max with select=best_after_0.7; mask training
     with select_at_target: at the target sparsity), IMP's level ends, and the last."""
-    from .pruning import SCHEDULES
+    from .pruning import schedules
 
     n = steps(config)
     points = set(range(config.eval_interval, n + 1, config.eval_interval)) | {n}
@@ -98,17 +98,15 @@ def evaluation_steps(config: RunConfig) -> list[int]:
         points |= {k * schedule.interval for k in range(1, schedule.count + 1)}
     if config.eval_ood == "every" or n == 0:
         return sorted(points)
-    total = t_max(config.epochs, train_rows(config), config.batch_size)
 
-    def read(step: int) -> bool:
-        if step == n or imp:  # IMP: every point is a level end, the last, or on neither's grid
+    def read(step: int) -> bool:  # n is t_max outside IMP
+        if imp:
             return step == n or step % schedule.interval == 0
-        if config.select == "best_after_0.7" and step < 0.7 * total:
+        if step == n:
+            return True
+        if config.select == "best_after_0.7" and step < 0.7 * n:
             return False
-        if config.method == "mask" and config.select_at_target:
-            at = SCHEDULES[config.schedule](step, total, config.sparsity, config.sparsity_init, config.ramp_end)
-            return abs(at - config.sparsity) < 1e-9
-        return True
+        return not (config.method == "mask" and config.select_at_target) or schedules.at_target(config, step, n)
 
     return sorted(p for p in points if read(p))
 

@@ -64,7 +64,8 @@ def plan(notebooks: list[str], params_file: str, overrides: list[str] | None = N
     for notebook in notebooks:
         accepted = papermill.inspect_notebook(notebook)
         sparsities = p.preset.sparsities if "sparsity" in accepted else [None]
-        jobs += [Job(notebook, seed, s, params_file) for seed in p.seeds_for(Path(notebook).stem) for s in sparsities]
+        seeds = p.seeds_for(Path(notebook).stem)
+        jobs += [Job(notebook, seed, s, params_file) for seed in seeds for s in sparsities]
     return jobs
 
 

@@ -254,8 +254,8 @@ class Trainer:
         """Whether anything reads an evaluation after `at_step` steps: every one with
         eval_ood=every (training curves); with `selected`, only a checkpoint that may be
         selected, a result of its own (IMP's levels) and the last one. The others would only
-        be logged: skipping them changes no result (tested) and saves a quarter of the toy's
-        evaluations."""
+        be logged: skipping them changes no result (tested) and saved a third of the toy's
+        evaluations (1366 -> 930 in a two-seed build)."""
         return (self.config.eval_ood == "every" or self._eligible(at_step) or self.method.reads_ood(at_step)
                 or at_step == self.method.steps())
 

@@ -5,7 +5,8 @@ to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
 
 from __future__ import annotations
 
-from .. import models, pruning
+from .. import models
+from ..pruning import schedules
 from .base import Method
 
 
@@ -14,9 +15,7 @@ class MaskTraining(Method):
         return models.is_mask_trained
 
     def sparsity_at(self, step: int) -> float:
-        cfg = self.config
-        return pruning.SCHEDULES[cfg.schedule](step, self.trainer.t_max, cfg.sparsity, cfg.sparsity_init,
-                                               cfg.ramp_end)
+        return schedules.sparsity_at(self.config, step, self.trainer.t_max)
 
     def trainable(self):
         cfg = self.config
@@ -32,4 +31,4 @@ class MaskTraining(Method):
                 module.reset_threshold(sparsity, self.config.threshold_ties)
 
     def at_target(self, step: int) -> bool:
-        return abs(self.sparsity_at(step) - self.config.sparsity) < 1e-9
+        return schedules.at_target(self.config, step, self.trainer.t_max)
