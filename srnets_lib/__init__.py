@@ -8,4 +8,6 @@ __version__ = "0.1.0"
 # Bumped whenever an algorithm changes its results; part of every run key (config.run_key).
 # 2: masked layers as in the authors' code (pooler; classifier per method)
 # 3: synthetic tasks redesigned (graded ambiguity, data/synthetic.py)
-ALGORITHM_VERSION = 3
+# 4: the run key holds only scientific settings (eval_batch_size, eval_ood and keep_steps left
+#    it: request.Request); `python -m srnets_lib rekey` moves version-3 runs to their new keys
+ALGORITHM_VERSION = 4

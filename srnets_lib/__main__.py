@@ -12,12 +12,12 @@ import argparse
 import sys
 
 from . import params as params_lib
+from . import paths
 
 
 def _run(args) -> int:
+    from .executors import execute
     from .recipes import Recipes
-    from .runs import Run
-    from .train import execute
 
     items = params_lib.parse_overrides(args.overrides)
     choice = {k: items.pop(k) for k in ("method", "loss", "sparsity", "seed", "task", "from") if k in items}
@@ -25,30 +25,27 @@ def _run(args) -> int:
     task = choice.get("task", p.preset.tasks[0])
     method, loss = choice.get("method", "finetune"), choice.get("loss", "std")
     seed = choice.get("seed", p.preset.seeds[0])
+    sparsity = choice.get("sparsity", p.preset.sparsities[0])
     recipes = Recipes(p)
     if method == "finetune":
         config = recipes.full(task, loss, seed)
     elif choice.get("from", "std") == "pt":
-        config = recipes.prune_pt(task, method, loss, choice.get("sparsity", p.preset.sparsities[0]), seed)
+        config = recipes.prune_pt(task, method, loss, sparsity, seed)
     else:
-        config = recipes.prune_ft(task, method, loss, choice.get("sparsity", p.preset.sparsities[0]), seed,
-                                  full_loss=choice.get("from", "std"))
-    from .models import check_backbones
-
-    check_backbones([config])
-    final = execute(config)
-    run = Run(config)
-    print(f"run {run.key}: ID {final['id']:.4f}, OOD " +
-          ", ".join(f"{k} {v:.4f}" for k, v in final["ood"].items()) + f", sparsity {final['sparsity']:.4f}")
-    print(f"results in {run.dir}")
+        config = recipes.prune_ft(task, method, loss, sparsity, seed, full_loss=choice.get("from", "std"))
+    result = execute(config, p.execution.request())
+    print(f"run {result.key}: ID {result.id:.4f}, OOD " +
+          ", ".join(f"{k} {v:.4f}" for k, v in result.ood.items()) + f", sparsity {result.sparsity:.4f}")
+    print(f"results in {paths.run_dir(result.key)}")
     return 0
 
 
 def _plan(args) -> int:
     from . import plan
-    from .sweep import section_runs
+    from .sweep import graph
 
-    planned = plan.plan(section_runs(args.notebooks, args.params, args.set))
+    runs, shown = graph(args.notebooks, params_lib.load(args.params, args.set))
+    planned = plan.plan(shown, runs)
     rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
     measured = plan.load_throughput()
     if rate is None and measured:

@@ -172,7 +172,7 @@ def _prepare(model_name: str, workload: str, variant: str):
             module.start_mask_training("hard", 0.5)
         trainable = [m.mask_scores for m in masked.values()]
     else:
-        models.freeze_embeddings(model)
+        models.embeddings(model).requires_grad_(False)
         for module in masked.values():
             pruning.magnitude_prune(module, 0.5)
         trainable = [p for p in model.parameters() if p.requires_grad]
@@ -246,7 +246,7 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
 @torch.inference_mode()
 def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     """Evaluation throughput: predictions over `--eval-examples` examples at the evaluation batch size."""
-    from .train import predict
+    from .evaluation import predict
 
     precision, padding, _, compiled = VARIANTS[variant]
     model, _ = _prepare(model_name, "finetune", variant)

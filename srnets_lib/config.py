@@ -1,10 +1,12 @@
 """Typed, validated run configuration and its stable key.
 
-A run is fully described by a `RunConfig`. Its key (`run_key`) hashes only the fields that
-differ from their defaults (plus the algorithm version), so adding a field with a default
-renames no existing run (the open_lth convention). Runs a run depends on (the fine-tuned
-model a mask is trained on, the subnetwork fine-tuned in isolation, the confreg teacher)
-are nested configs, so the key covers the whole chain.
+A run is fully described by a `RunConfig`: its scientific settings, the ones that change what
+it computes. Its key (`run_key`) hashes only the fields that differ from their defaults (plus
+the algorithm version), so adding a field with a default renames no existing run (the open_lth
+convention). Runs a run depends on (the fine-tuned model a mask is trained on, the subnetwork
+fine-tuned in isolation, the confreg teacher) are nested configs, so the key covers the whole
+chain. How a run is executed and what it leaves behind (the evaluation batch size, which
+evaluations score the OOD sets, which weights are kept) is not part of it: request.Request.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from . import ALGORITHM_VERSION
+from . import ALGORITHM_VERSION, methods
 
 Task = Literal["nli", "paraphrase", "factcheck"]
 Loss = Literal["std", "poe", "reweight", "confreg"]
-Method = Literal["finetune", "mask", "imp", "imp-rw", "omp", "random"]
+Method = Literal[tuple(methods.METHODS)]
 TASKS: tuple[str, ...] = Task.__args__
 LOSSES: tuple[str, ...] = Loss.__args__
 METHODS: tuple[str, ...] = Method.__args__
@@ -71,7 +73,6 @@ class RunConfig(_Frozen):
     data: DataConfig = DataConfig(train_size=2000, dev_size=500, ood_size=500)
     max_length: int = Field(128, gt=8)
     batch_size: int = Field(32, gt=0)
-    eval_batch_size: int = Field(256, gt=0)
     lr: float = Field(5e-5, gt=0)
     epochs: float = Field(3.0, gt=0)
     warmup_ratio: float = Field(0.0, ge=0, lt=1)
@@ -108,11 +109,6 @@ class RunConfig(_Frozen):
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
-    keep_steps: tuple[int, ...] = ()  # save weights at these steps (section 5.1)
-    # evaluate everything at every evaluation (the authors), or only what a result reads: the
-    # dev set where a checkpoint may be selected, the OOD sets at the selected checkpoint and
-    # IMP's levels. Same results (tested); the training curves then lack OOD and early rows.
-    eval_ood: Literal["every", "selected"] = "every"
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
@@ -127,17 +123,7 @@ class RunConfig(_Frozen):
 
     @model_validator(mode="after")
     def _check(self):
-        pruning = self.method != "finetune"
-        if pruning and self.sparsity <= 0:
-            raise ValueError(f"method={self.method} needs sparsity in (0, 1), got {self.sparsity}")
-        if self.method == "finetune" and self.sparsity:
-            raise ValueError("method=finetune trains the dense model: sparsity must be 0 "
-                             "(to fine-tune a subnetwork use mask_from)")
-        if self.method in ("imp", "imp-rw"):
-            steps = self.sparsity / self.imp_delta_s
-            if abs(steps - round(steps)) > 1e-6:
-                raise ValueError(f"IMP prunes in steps of imp_delta_s={self.imp_delta_s}: "
-                                 f"sparsity {self.sparsity} is not a multiple (algorithm 1)")
+        methods.get(self.method).validate(self)  # what the method reads (methods/)
         if self.sparsity_init is not None:
             if self.schedule != "cubic":
                 raise ValueError("sparsity_init is only used by schedule=cubic")
@@ -147,23 +133,29 @@ class RunConfig(_Frozen):
             raise ValueError("schedule=cubic is for method=mask with sparsity_init set (section 5.2)")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
-        if self.mask_from is not None and self.method != "finetune":
-            raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
-        if self.mask_level is not None and (self.mask_from is None or self.mask_from.method != "imp-rw"):
-            raise ValueError("mask_level picks a level of an imp-rw run: set mask_from to one")
-        if self.mask_from is not None and self.mask_from.method == "imp-rw":
-            levels = round(self.mask_from.sparsity / self.mask_from.imp_delta_s)
-            if self.mask_level is None or not any(abs(self.mask_level - k * self.mask_from.imp_delta_s) < 1e-9
-                                                  for k in range(1, levels + 1)):
-                raise ValueError(f"mask_from is an imp-rw run: mask_level must be one of its levels "
-                                 f"(multiples of {self.mask_from.imp_delta_s} up to {self.mask_from.sparsity}), "
-                                 f"got {self.mask_level}")
+        self._check_dependencies()
+        return self
+
+    def _check_dependencies(self) -> None:
+        if self.mask_from is not None:
+            if self.is_pruning:
+                raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+            if not self.mask_from.is_pruning:
+                raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
+            source = methods.schedule(self.mask_from, 1)  # its levels do not depend on the data size
+            kept = sorted(source.levels.values()) if source.level_masks else []
+            if self.mask_level is not None and not any(abs(self.mask_level - level) < 1e-9 for level in kept):
+                raise ValueError(f"mask_level picks a level of the mask_from run: one of "
+                                 f"{kept or 'none (it keeps one mask)'}, got {self.mask_level}")
+            if self.mask_level is None and kept:
+                raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
+        elif self.mask_level is not None:
+            raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
         if self.init_step is not None and self.init_from is None:
             raise ValueError("init_step needs init_from")
         for dep in (self.init_from, self.mask_from, self.teacher):
             if dep is not None and dep.task != self.task:
                 raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
-        return self
 
     @property
     def stage(self) -> str:
@@ -173,7 +165,7 @@ class RunConfig(_Frozen):
 
     @property
     def is_pruning(self) -> bool:
-        return self.method != "finetune"
+        return methods.get(self.method).prunes
 
     def dependencies(self) -> list["RunConfig"]:
         return [d for d in (self.init_from, self.mask_from, self.teacher) if d is not None]
@@ -183,7 +175,7 @@ class RunConfig(_Frozen):
 
 
 def stage_of(method: str, isolated: bool = False) -> str:
-    if method != "finetune":
+    if methods.get(method).prunes:
         return "prune"
     return "retrain" if isolated else "full"
 

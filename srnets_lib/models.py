@@ -202,6 +202,6 @@ def input_embeddings(model: nn.Module) -> torch.Tensor:
     return model.get_input_embeddings().weight
 
 
-def freeze_embeddings(model: nn.Module) -> None:
-    base = getattr(model, model.base_model_prefix)
-    base.embeddings.requires_grad_(False)
+def embeddings(model: nn.Module) -> nn.Module:
+    """The encoder's embedding block (word, position and token-type tables, LayerNorm)."""
+    return getattr(model, model.base_model_prefix).embeddings

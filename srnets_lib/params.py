@@ -1,12 +1,13 @@
 """Parameter files (params/*.yaml): a preset's grid plus the hyper-parameters of its runs.
 
 A file may start from another (`base: paper.yaml`, relative to the file): mappings merge key
-by key, lists are replaced, and its `overrides` come after the base's. A file has four parts:
+by key, lists are replaced, and its `overrides` come after the base's. A file has five parts:
   preset:    seeds, sparsities, tasks (the grid the notebooks sweep)
-  defaults:  RunConfig fields shared by every run
+  defaults:  RunConfig fields shared by every run (its scientific settings: the run key)
   overrides: a list of {when: {...}, set: {...}}; `when` matches task, stage (full: dense
              fine-tuning, retrain: a fixed subnetwork fine-tuned alone, prune), method, loss
              and start (pt|ft) (a value or a list); later entries win
+  execution: how runs execute, not part of their key (evaluation batch size, OOD evaluations)
   sections:  per-notebook settings (e.g. section 5.1's fine-tuning fractions)
 Command-line style overrides (`key=value`, dotted for nested fields) are applied last,
 after the file's overrides, so they win.
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import paths
 from .config import RunConfig, Task, stage_of
+from .request import Request
 
 # What an override's `when` may select on: task, stage (full | retrain | prune), method, loss,
 # start ("pt": the run starts from the pre-trained weights, "ft": from a fine-tuned run),
@@ -108,12 +110,26 @@ class Sections(_Strict):
         return steps
 
 
+class Execution(_Strict):
+    """How runs are executed: the same results (to float noise), so not part of a run's key."""
+
+    eval_batch_size: int = Field(256, gt=0)
+    # score the OOD sets at every evaluation (the authors), or only where a result reads them: the
+    # selected checkpoint and IMP's levels (the same results, tested; training curves then lack OOD)
+    eval_ood: Literal["every", "selected"] = "every"
+
+    def request(self, **fields) -> Request:
+        """The request every run gets unless a section asks for more."""
+        return Request(**{"ood_every": self.eval_ood == "every", "eval_batch_size": self.eval_batch_size, **fields})
+
+
 class Params(_Strict):
     name: str
     description: str
     preset: Preset
     defaults: dict[str, Any]
     overrides: list[Override] = []
+    execution: Execution = Execution()
     sections: Sections = Sections()
     forced: dict[str, Any] = {}  # command-line run-field overrides: applied after `overrides`
     source: str = "<memory>"
@@ -179,6 +195,8 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
             raw.setdefault("preset", {})[head] = value
         elif head in Sections.model_fields:
             raw.setdefault("sections", {})[head] = value
+        elif head in Execution.model_fields:
+            raw.setdefault("execution", {})[head] = value
         else:
             _set_dotted(raw.setdefault("forced", {}), key, value)
     try:

@@ -11,13 +11,14 @@ is exactly `TOTAL: <N> runs, <M> optimizer steps`.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import methods, paths
 from .config import RunConfig
 from .data.tasks import spec
+from .request import Request
+from .schedule import Schedule
 
 # Parameter shapes of the hub backbones (their config.json), so disk and cost need no download.
 HUB_SHAPES = {
@@ -29,11 +30,6 @@ HUB_SHAPES = {
                                max_position_embeddings=512, type_vocab_size=2),
 }
 REFERENCE = "bert-base-uncased"  # the bench's throughput is measured on this shape
-
-
-def t_max(epochs: float, train_rows: int, batch_size: int) -> int:
-    """Optimisation steps of `epochs` passes over `train_rows` examples (the last batch kept)."""
-    return max(1, round(epochs * math.ceil(train_rows / batch_size)))
 
 
 def train_rows(config: RunConfig) -> int:
@@ -56,63 +52,9 @@ def eval_rows(config: RunConfig) -> tuple[int, int]:
     return spec(config.task).dev_rows, spec(config.task).ood_rows
 
 
-def evaluated_rows(config: RunConfig, evaluations: int) -> int:
-    """Examples a run evaluates: the dev set at every evaluation, the OOD sets at every one or
-    (eval_ood=selected) once for the selected checkpoint, or at each of IMP's levels."""
-    dev, ood = eval_rows(config)
-    if config.eval_ood == "every":
-        return evaluations * (dev + ood)
-    ood_evaluations = _imp_schedule(config).count if config.method in ("imp", "imp-rw") else 1
-    return evaluations * dev + ood_evaluations * ood
-
-
-def _imp_schedule(config: RunConfig):
-    """The IMP schedule the run's method will follow (methods/imp.py)."""
-    from .pruning import IMPSchedule
-
-    total = t_max(config.epochs, train_rows(config), config.batch_size)
-    return IMPSchedule(config.sparsity, config.imp_delta_s, config.imp_delta_t, total)
-
-
-def steps(config: RunConfig) -> int:
-    """Optimizer steps the run takes (its method's schedule: methods/)."""
-    if config.method in ("omp", "random"):
-        return 0
-    if config.method in ("imp", "imp-rw"):
-        return _imp_schedule(config).total_steps
-    return t_max(config.epochs, train_rows(config), config.batch_size)
-
-
-def evaluation_steps(config: RunConfig) -> list[int]:
-    """The steps after which the run evaluates (train.Trainer): every eval_interval steps, at
-    the end and at IMP's level ends; with eval_ood=selected only those a result reads: a
-    checkpoint that may be selected (after 0.7 t_max with select=best_after_0.7; mask training
-    with select_at_target: at the target sparsity), IMP's level ends, and the last."""
-    from .pruning import schedules
-
-    n = steps(config)
-    points = set(range(config.eval_interval, n + 1, config.eval_interval)) | {n}
-    imp = config.method in ("imp", "imp-rw")
-    if imp:
-        schedule = _imp_schedule(config)
-        points |= {k * schedule.interval for k in range(1, schedule.count + 1)}
-    if config.eval_ood == "every" or n == 0:
-        return sorted(points)
-
-    def read(step: int) -> bool:  # n is t_max outside IMP
-        if imp:
-            return step == n or step % schedule.interval == 0
-        if step == n:
-            return True
-        if config.select == "best_after_0.7" and step < 0.7 * n:
-            return False
-        return not (config.method == "mask" and config.select_at_target) or schedules.at_target(config, step, n)
-
-    return sorted(p for p in points if read(p))
-
-
-def evaluations(config: RunConfig) -> int:
-    return len(evaluation_steps(config))
+def schedule(config: RunConfig) -> Schedule:
+    """The run's schedule (its method's), from the planned number of training examples."""
+    return methods.schedule(config, train_rows(config))
 
 
 # --- model sizes --------------------------------------------------------------------------------
@@ -152,42 +94,55 @@ def parameters(backbone: str, num_layers: int | None = None, embeddings: bool = 
 class PlannedRun:
     section: str
     config: RunConfig
-    steps: int
-    evaluations: int
+    request: Request
+    schedule: Schedule
+
+    @property
+    def steps(self) -> int:
+        return self.schedule.steps
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.schedule.evaluated(self.request.ood_every))
+
+    def evaluated_rows(self) -> int:
+        """Examples the run evaluates: the dev set at each evaluation, the OOD sets as often as
+        the schedule scores them."""
+        dev, ood = eval_rows(self.config)
+        return self.evaluations * dev + self.schedule.ood_evaluations(self.request.ood_every) * ood
 
 
-def plan(sections: dict[str, list[RunConfig]]) -> list[PlannedRun]:
-    """Distinct runs, each under the first section that needs it (dict order)."""
+def plan(sections: dict[str, list], graph) -> list[PlannedRun]:
+    """Every run of `graph` (with its merged request) under the first section that needs it;
+    `sections` maps a section to the configs it shows (dict order)."""
     seen, planned = set(), []
     for section, configs in sections.items():
         for config in configs:
-            if config.key() in seen:
-                continue
-            seen.add(config.key())
-            planned.append(PlannedRun(section, config, steps(config), evaluations(config)))
+            for key in _with_dependencies(config):
+                if key not in seen:
+                    seen.add(key)
+                    node = graph[key]
+                    planned.append(PlannedRun(section, node.config, node.request, schedule(node.config)))
     return planned
 
 
-def weights_needed(configs: list[RunConfig]) -> set[str]:
-    """Keys of the runs whose final weights a later run reads (init_from, teacher)."""
-    return {d.key() for c in configs for d in (c.init_from, c.teacher)
-            if d is not None and not (d is c.init_from and c.init_step is not None)}
+def _with_dependencies(config: RunConfig) -> list[str]:
+    keys = [k for dependency in config.dependencies() for k in _with_dependencies(dependency)]
+    return keys + [config.key()]
 
 
 def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
-    """Bytes kept in the run store: fp32 weights where a later run reads them, steps kept for
-    section 5.1, bit-packed masks (one per pruning run, one per level for imp-rw)."""
-    configs = [p.config for p in planned]
-    needed = weights_needed(configs)
+    """Bytes kept in the run store: fp32 weights where a request asks for them (a later run
+    reads them), weights kept after steps (section 5.1), bit-packed masks (one per pruning run,
+    one per level where levels are kept)."""
     weights = kept_steps = masks = 0
-    for config in configs:
+    for p in planned:
+        config = p.config
         total, matrices = parameters(config.backbone, config.num_layers, config.train_embeddings)
-        if config.key() in needed:
-            weights += 4 * total
-        kept_steps += 4 * total * len(config.keep_steps)
+        weights += 4 * total * p.request.weights
+        kept_steps += 4 * total * len(p.request.keep_steps)
         if config.is_pruning:
-            levels = round(config.sparsity / config.imp_delta_s) if config.method == "imp-rw" else 1
-            masks += levels * matrices // 8
+            masks += (len(p.schedule.levels) if p.schedule.level_masks else 1) * matrices // 8
     return {"weights": weights, "kept steps (5.1)": kept_steps, "masks": masks}
 
 
@@ -210,8 +165,7 @@ def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_
     seconds = 0.0
     for p in planned:
         scale = parameters(p.config.backbone, p.config.num_layers)[1] / reference
-        seconds += scale * (p.steps / steps_per_second
-                            + evaluated_rows(p.config, p.evaluations) / eval_examples_per_second)
+        seconds += scale * (p.steps / steps_per_second + p.evaluated_rows() / eval_examples_per_second)
     return seconds / 3600 / runs_per_gpu_speedup
 
 
@@ -225,10 +179,7 @@ def _describe(p: PlannedRun) -> list[str]:
         start = f"{origin.loss}-{origin.method}@{level:g}" + ("+ood" if origin.data.ood_train else "")
     else:
         start = f"{origin.loss}-{origin.method}" + (f"@step{c.init_step}" if c.init_step else "")
-    x = (f"{c.sparsity_init:g}->{c.sparsity:g}" if c.sparsity_init is not None
-         else f"{c.sparsity:g}" if c.is_pruning else "-")
-    if c.method == "mask" and c.mask_init == "soft":
-        x += " soft"
+    x = methods.get(c.method).describe(c)
     extra = "+ood" if c.data.ood_train else ""
     return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
             c.backbone if c.backbone != REFERENCE else ""]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from tqdm.auto import tqdm
 
-from . import plan
+from . import methods, plan
 from .config import RunConfig
 from .params import SECTIONS, Params
+from .request import Request
 from .runs import Run
 
 
@@ -31,6 +31,7 @@ class Point:
     reference: bool = False  # a full-model reference line rather than a curve
     level: float | None = None  # the IMP level of `config` this point shows
     group: str = ""  # a facet of the section (C.5: the backbone)
+    request: Request | None = None  # what the point reads beyond the params' execution defaults
 
 
 class Recipes:
@@ -40,11 +41,9 @@ class Recipes:
 
     # --- building blocks -------------------------------------------------------------------
     def full(self, task, loss, seed) -> RunConfig:
-        """A_L(f(theta_pt)): full fine-tuning on the ID data. The std model keeps its weights
-        after section 5.1's steps, so 5.1 starts from the same run as section 4.2."""
+        """A_L(f(theta_pt)): full fine-tuning on the ID data."""
         teacher = self.full(task, "std", seed) if loss == "confreg" else None
-        keep = tuple(self.p.sections.sec5_1_steps) if loss == "std" and self.keep_checkpoints else ()
-        return self.p.run(task, "finetune", loss, seed=seed, teacher=teacher, keep_steps=keep)
+        return self.p.run(task, "finetune", loss, seed=seed, teacher=teacher)
 
     def prune_ft(self, task, method, loss, sparsity, seed, full_loss="std", ood=False, **fields) -> RunConfig:
         """P^p_L(f(theta_ft)): prune a fine-tuned model; mask training selects after 0.7 t_max.
@@ -52,9 +51,8 @@ class Recipes:
         ood mask scripts load the ordinary std model)."""
         base = self.full(task, full_loss, seed)
         teacher = self.full(task, "std", seed) if loss == "confreg" else None
-        select = {"select": "best_after_0.7"} if method == "mask" else {}
         return self.p.run(task, method, loss, seed=seed, sparsity=sparsity, init_from=base,
-                          teacher=teacher, **select, **self._ood(ood), **fields)
+                          teacher=teacher, **self._ood(ood), **fields)
 
     def prune_pt(self, task, method, loss, sparsity, seed, ood=False, **fields) -> RunConfig:
         """P^p_L(f(theta_pt)): prune the pre-trained model (selection over the whole run)."""
@@ -83,7 +81,11 @@ class Recipes:
         return {"data": {"ood_train": True}} if ood else {}
 
     def _references(self, task, seed, losses=("std", "poe")) -> list[Point]:
-        return [Point(f"full bert ({loss})", task, seed, 0.0, self.full(task, loss, seed), True)
+        """The full models; the std model keeps its weights after section 5.1's steps, so 5.1
+        starts from the same run as section 4.2."""
+        keep = self.p.execution.request(keep_steps=tuple(self.p.sections.sec5_1_steps))
+        return [Point(f"full bert ({loss})", task, seed, 0.0, self.full(task, loss, seed), True,
+                      request=keep if loss == "std" and self.keep_checkpoints else None)
                 for loss in losses]
 
     def _levels(self, series, task, seed, sparsities, config) -> list[Point]:
@@ -171,16 +173,18 @@ class Recipes:
         for task in tasks:
             for seed in seeds:
                 base = self.full(task, "std", seed)
-                end = plan.steps(base)
-                curves = {"eval_ood": "every"}  # figure 7's curves read OOD at every evaluation
-                points.append(Point("ft step=0", task, seed, 0, self.prune_pt(task, "mask", "poe", s, seed, **curves)))
+                end = methods.schedule(base, plan.train_rows(base)).steps
+                curves = self.p.execution.request(ood_every=True)  # figure 7's curves read OOD at every evaluation
+                points.append(Point("ft step=0", task, seed, 0, self.prune_pt(task, "mask", "poe", s, seed),
+                                    request=curves))
                 for step in self.p.sections.sec5_1_steps:
                     if step >= end:
                         raise ValueError(f"sections.sec5_1_steps: step {step} is not before the end of the std "
                                          f"fine-tuning run of {task} ({end} steps)")
                     points.append(Point(f"ft step={step}", task, seed, step, self.prune_ft(
-                        task, "mask", "poe", s, seed, init_step=step, **curves)))
-                points.append(Point("ft to end", task, seed, end, self.prune_ft(task, "mask", "poe", s, seed, **curves)))
+                        task, "mask", "poe", s, seed, init_step=step), request=curves))
+                points.append(Point("ft to end", task, seed, end, self.prune_ft(task, "mask", "poe", s, seed),
+                                    request=curves))
         return points
 
     def sec5_2(self, tasks, seeds, final=0.9) -> list[Point]:
@@ -262,31 +266,27 @@ class Recipes:
         return points
 
 
-def runs_in_order(points: list[Point]) -> list[RunConfig]:
-    """The distinct runs behind `points` and all their dependencies, each after what it needs."""
-    ordered: dict[str, RunConfig] = {}
+def graph(points: list[Point], params: Params):
+    """The runs behind `points`, each once, dependencies first, with what each must leave behind."""
+    from .graph import RunGraph
 
-    def visit(config: RunConfig):
-        for dependency in config.dependencies():
-            visit(dependency)
-        ordered.setdefault(config.key(), config)
-
+    runs = RunGraph(params.execution.request())
     for point in points:
-        visit(point.config)
-    return list(ordered.values())
+        runs.add(point.config, point.request)
+    return runs
 
 
-def compute(points: list[Point], root=None, progress: bool = True) -> None:
-    """Run every point the store lacks (dependencies first; shared runs once)."""
+def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> None:
+    """Run every point the store lacks, in this process (dependencies first; shared runs once)."""
+    from pathlib import Path
+
+    from . import paths
+    from .executors import LocalExecutor
     from .models import check_backbones
-    from .train import execute
 
-    ordered = runs_in_order(points)
-    needed = plan.weights_needed(ordered)
-    todo = [c for c in ordered if not Run(c, root).done]
-    check_backbones(todo)
-    for config in tqdm(todo, desc="runs", disable=not progress or not todo):
-        execute(config, root, progress=False, keep_weights=config.key() in needed)
+    runs = graph(points, params)
+    check_backbones([node.config for node in runs])
+    LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
@@ -296,12 +296,12 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
         run = Run(p.config, root)
         if not run.done:
             continue
-        final = run.final()
-        result = final if p.level is None else final["levels"][f"{p.level:g}"]
+        final = run.result()
+        result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
-               "id": result["id"], "sparsity": result["sparsity"], "key": run.key, "metric": final["metric"],
-               "ood_metric": final.get("ood_metric", final["metric"])}
-        row.update({f"ood:{k}": v for k, v in result["ood"].items()})
+               "id": result.id, "sparsity": result.sparsity, "key": run.key, "metric": final.metric,
+               "ood_metric": final.ood_metric}
+        row.update({f"ood:{k}": v for k, v in result.ood.items()})
         rows.append(row)
     return pd.DataFrame(rows)
 

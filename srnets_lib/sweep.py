@@ -1,36 +1,55 @@
 """Sweeps: compute everything a set of notebooks shows, locally or on Ray.
 
 Two granularities (`--by`):
-  runs       (default) the distinct runs behind the notebooks' points (recipes.Recipes.section),
-             each one job; a job starts once the runs it depends on (the fine-tuned model a
-             mask is trained on, the mask a subnetwork is fine-tuned from, the confreg
-             teacher) have finished, so independent runs go in parallel. The book build then
-             only gathers.
+  runs       (default) the runs behind the notebooks' points (sections.points), as one
+             RunGraph handed to an executor (executors.py): a run starts once the runs it reads
+             have finished, so independent runs go in parallel. The book build then only gathers.
   notebooks  one papermill execution per (notebook, seed, sparsity); executed notebooks are
              kept under --out. Jobs sharing a run wait on its lock (runs.Run.claim).
 
-Executors (`--executor`): `ray` (default; a local Ray instance started in-process, or
-`--address` to join a cluster; a job asks for 1 GPU when CUDA is present, else 1 CPU) or
-`local` (this process, one job after another: the smallest installs). Both write the same
-run store. A failing job is reported with its error and does not stop independent jobs; its
-dependents are reported as failed too. The command exits 1 if any job failed, and
-re-running it computes only what is missing.
+A failing job is reported with its error and does not stop independent jobs; its dependents are
+reported as failed too. The command exits 1 if any job failed, and re-running it computes only
+what is missing.
 """
 
 from __future__ import annotations
 
 import os
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from . import paths
+from .executors import RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecutor, ray_resources, start_ray, summary
 
 
-# --- jobs ---------------------------------------------------------------------------------
+# --- what the notebooks show ----------------------------------------------------------------
+
+def sections(notebooks: list[str], params) -> dict[str, list]:
+    """{section: its points} for the given section notebooks, in the paper's order."""
+    from .sections import SECTIONS, points
+
+    chosen = {}
+    order = {s: i for i, s in enumerate(SECTIONS)}
+    for notebook in sorted(notebooks, key=lambda n: order.get(Path(n).stem, len(order))):
+        section = Path(notebook).stem
+        if section not in SECTIONS:
+            raise ValueError(f"{notebook}: not a section notebook; accepted: "
+                             + ", ".join(f"book/{s}.ipynb" for s in SECTIONS))
+        chosen[section] = points(section, params)
+    return chosen
+
+
+def graph(notebooks: list[str], params):
+    """(the RunGraph behind the notebooks, {section: the configs it shows})."""
+    from .recipes import graph as points_graph
+
+    shown = sections(notebooks, params)
+    everything = points_graph([p for points in shown.values() for p in points], params)
+    return everything, {s: [p.config for p in points] for s, points in shown.items()}
+
+
+# --- notebook jobs --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Job:
@@ -53,237 +72,58 @@ class Job:
         return values
 
 
-def plan(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list[Job]:
+def jobs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list[Job]:
     """One job per (notebook, seed, sparsity); notebooks without a `sparsity` parameter get one per seed."""
     import papermill
 
     from . import params as params_lib
 
     p = params_lib.load(params_file, overrides)
-    jobs = []
+    planned = []
     for notebook in notebooks:
         accepted = papermill.inspect_notebook(notebook)
         sparsities = p.preset.sparsities if "sparsity" in accepted else [None]
-        seeds = p.seeds_for(Path(notebook).stem)
-        jobs += [Job(notebook, seed, s, params_file) for seed in seeds for s in sparsities]
-    return jobs
+        planned += [Job(notebook, seed, s, params_file) for seed in p.seeds_for(Path(notebook).stem) for s in sparsities]
+    return planned
 
 
-def section_runs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> dict:
-    """{section: its runs, dependencies first} for the given notebooks (with the params file's
-    seeds, sparsities and tasks)."""
-    from . import params as params_lib
-    from .recipes import SECTIONS, Recipes, runs_in_order
-
-    p = params_lib.load(params_file, overrides)
-    recipes, sections = Recipes(p), {}
-    order = {s: i for i, s in enumerate(SECTIONS)}
-    for notebook in sorted(notebooks, key=lambda n: order.get(Path(n).stem, len(order))):
-        section = Path(notebook).stem
-        if section not in SECTIONS:
-            raise ValueError(f"{notebook}: not a section notebook; accepted: "
-                             + ", ".join(f"book/{s}.ipynb" for s in SECTIONS))
-        sections[section] = runs_in_order(recipes.section(section))
-    return sections
-
-
-def plan_runs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list:
-    """Every run the notebooks show, dependencies first, each once."""
-    ordered = {}
-    for configs in section_runs(notebooks, params_file, overrides).values():
-        for config in configs:
-            ordered.setdefault(config.key(), config)
-    return list(ordered.values())
-
-
-def run_job(job: Job, out_dir: str) -> dict:
-    """Execute one notebook; returns {"job", "ok", "error", "seconds"} (never raises)."""
+def run_job(job: Job, out_dir: str) -> Outcome:
+    """Execute one notebook (never raises)."""
     import papermill
 
     started = time.time()
-    target = Path(out_dir) / f"{job.name}.ipynb"
     try:
-        papermill.execute_notebook(job.notebook, str(target), parameters=job.parameters(),
+        papermill.execute_notebook(job.notebook, str(Path(out_dir) / f"{job.name}.ipynb"), parameters=job.parameters(),
                                    cwd=str(paths.PROJECT_ROOT), progress_bar=False, log_output=False)
-        return {"job": job.name, "ok": True, "error": None, "seconds": time.time() - started}
+        return Outcome(job.name, True, None, time.time() - started)
     except Exception as err:  # reported, never fatal to the sweep
-        return {"job": job.name, "ok": False, "error": _summary(err), "seconds": time.time() - started}
+        return Outcome(job.name, False, summary(err), time.time() - started)
 
 
-def compute_run(config_json: str, root: str, keep_weights: bool, *dependencies) -> float:
-    """One run (a Ray task or a local call); returns its seconds. `dependencies` only make Ray
-    wait for them."""
-    from .config import RunConfig
-    from .train import execute
-
-    started = time.time()
-    execute(RunConfig.model_validate_json(config_json), Path(root), progress=False, keep_weights=keep_weights)
-    return time.time() - started
-
-
-def _summary(err: BaseException) -> str:
-    lines = f"{type(err).__name__}: {err}".strip().splitlines()
-    return "\n".join(lines[-8:]) or traceback.format_exc()
-
-
-# --- progress -----------------------------------------------------------------------------
-
-class Progress:
-    """A tqdm bar with done / running / failed counts; failures are printed as they happen."""
-
-    def __init__(self, total: int, unit: str):
-        self.total, self.results, self.running = total, [], 0
-        self.bar = tqdm(total=total, desc="sweep", unit=unit)
-        self._postfix()
-
-    def _postfix(self):
-        failed = sum(not r["ok"] for r in self.results)
-        self.bar.set_postfix(done=len(self.results) - failed, running=self.running, failed=failed,
-                             waiting=self.total - len(self.results) - self.running)
-
-    def set_running(self, count: int) -> None:
-        self.running = count
-        self._postfix()
-
-    def report(self, result: dict) -> None:
-        self.results.append(result)
-        self.running = min(self.running, self.total - len(self.results))
-        self._postfix()
-        self.bar.update(1)
-        if not result["ok"]:
-            tqdm.write(f"FAILED {result['job']}: {result['error']}")
-
-    def close(self) -> list[dict]:
-        self.bar.close()
-        return self.results
-
-
-# --- executors ----------------------------------------------------------------------------
-
-def _start_ray(address: str | None):
-    import ray
-
-    ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"SRNETS_RUNS": str(paths.runs_root()),
-                                       "SRNETS_PROGRESS": "0"}})
-    return ray
-
-
-# Runs placed on one GPU at once (Ray fractional GPUs). Measured on an H100 (issue 11): four eager
-# BERT-base mask-training runs sharing it trained at 3.4x the throughput of one, and four
-# CUDA-graph runs added only about 12% per step over one. Memory is estimated, not measured
-# here: fp32 weights, scores and Adam state of BERT-base are ~2 GB, activations at batch 32 a
-# few GB more, so four fit an 80 GB GPU. `python -m srnets_lib.bench --sharing 1 2 4` measures it.
-RUNS_PER_GPU = 4
-
-
-def _slots(ray, runs_per_gpu: int = RUNS_PER_GPU) -> int:
-    """How many jobs the Ray cluster runs at once (GPUs x runs per GPU when there are GPUs, else CPUs)."""
-    resources = ray.cluster_resources()
-    gpus = resources.get("GPU", 0)
-    return max(1, int(gpus * runs_per_gpu) if gpus else int(resources.get("CPU", 1)))
-
-
-def _resources(runs_per_gpu: int = RUNS_PER_GPU) -> dict:
-    import torch
-
-    return ({"num_gpus": 1 / runs_per_gpu, "num_cpus": 0} if torch.cuda.is_available() else {"num_cpus": 1})
-
-
-def execute(jobs: list[Job], out_dir: str, executor: str = "ray", address: str | None = None) -> list[dict]:
+def execute_jobs(planned: list[Job], out_dir: str, executor: str = "ray", address: str | None = None) -> list[Outcome]:
     """Run notebook jobs (independent of each other)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    progress = Progress(len(jobs), "notebook")
+    progress = Progress(len(planned), "notebook")
     if executor == "local":
-        for job in jobs:
+        for job in planned:
             progress.set_running(1)
             progress.report(run_job(job, out_dir))
-    elif executor == "ray":
-        ray = _start_ray(address)
-        remote = ray.remote(**_resources())(run_job)
-        pending = {remote.remote(job, out_dir): job for job in jobs}
-        while pending:
-            progress.set_running(min(len(pending), _slots(ray)))
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                job = pending.pop(ref)
-                try:
-                    progress.report(ray.get(ref))
-                except Exception as err:  # the worker itself died
-                    progress.report({"job": job.name, "ok": False, "error": _summary(err), "seconds": 0.0})
-    else:
-        raise ValueError(f"unknown executor {executor!r}; accepted: local, ray")
-    return progress.close()
-
-
-def execute_runs(configs: list, executor: str = "ray", address: str | None = None, root=None,
-                 runs_per_gpu: int = RUNS_PER_GPU) -> list[dict]:
-    """Compute the runs the store lacks; `configs` are in dependency order (plan_runs)."""
-    from .runs import Run
-
-    from .plan import weights_needed
-
-    root = Path(root or paths.runs_root())
-    needed = weights_needed(configs)
-    runs = [Run(c, root) for c in configs]
-    for run in runs:
-        run.release_stale_lock()
-    todo = [run.config for run in runs if not run.done or (run.key in needed and run.lacks_weights())]
-    progress = Progress(len(todo), "run")
-    failed: set[str] = set()
-
-    def blocked_by(config) -> str | None:
-        return next((d.key() for d in config.dependencies() if d.key() in failed), None)
-
-    if not todo:
-        pass  # nothing to compute: no Ray instance to start
-    elif executor == "local":
-        for config in todo:
-            started, key, dependency = time.time(), config.key(), blocked_by(config)
-            if dependency:
-                failed.add(key)
-                progress.report({"job": key, "ok": False, "error": f"dependency {dependency} failed",
-                                 "seconds": 0.0})
-                continue
+        return progress.close()
+    ray = start_ray(address)
+    remote = ray.remote(**ray_resources())(run_job)
+    pending = {remote.remote(job, out_dir): job for job in planned}
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            job = pending.pop(ref)
             try:
-                progress.set_running(1)
-                seconds = compute_run(config.model_dump_json(), str(root), key in needed)
-                progress.report({"job": key, "ok": True, "error": None, "seconds": seconds})
-            except Exception as err:  # reported; independent runs go on
-                failed.add(key)
-                progress.report({"job": key, "ok": False, "error": _summary(err),
-                                 "seconds": time.time() - started})
-    elif executor == "ray":
-        ray = _start_ray(address)
-        remote = ray.remote(max_retries=0, **_resources(runs_per_gpu))(compute_run)
-        refs, pending = {}, {}
-        for config in todo:  # dependencies first, so their refs exist
-            waits = [refs[d.key()] for d in config.dependencies() if d.key() in refs]
-            refs[config.key()] = remote.remote(config.model_dump_json(), str(root), config.key() in needed, *waits)
-            pending[refs[config.key()]] = config
-        finished = set()
-        while pending:
-            startable = [c for c in pending.values()
-                         if all(d.key() in finished or d.key() not in refs for d in c.dependencies())]
-            progress.set_running(min(len(startable), _slots(ray, runs_per_gpu)))
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                config = pending.pop(ref)
-                key = config.key()
-                finished.add(key)
-                try:
-                    progress.report({"job": key, "ok": True, "error": None, "seconds": ray.get(ref)})
-                except Exception as err:
-                    failed.add(key)
-                    dependency = blocked_by(config)
-                    error = f"dependency {dependency} failed" if dependency else _summary(err)
-                    progress.report({"job": key, "ok": False, "error": error, "seconds": 0.0})
-    else:
-        raise ValueError(f"unknown executor {executor!r}; accepted: local, ray")
+                progress.report(ray.get(ref))
+            except Exception as err:  # the worker itself died
+                progress.report(Outcome(job.name, False, summary(err)))
     return progress.close()
 
 
-# --- command line -------------------------------------------------------------------------
+# --- command line ---------------------------------------------------------------------------
 
 def add_arguments(parser) -> None:
     parser.add_argument("notebooks", nargs="+", help="book/*.ipynb to sweep")
@@ -300,18 +140,22 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
+    from . import params as params_lib
+
     if args.by == "notebooks":
-        jobs = plan(args.notebooks, args.params, args.set)
-        print(f"sweep: {len(jobs)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
-        results = execute(jobs, args.out, args.executor, args.address)
+        planned = jobs(args.notebooks, args.params, args.set)
+        print(f"sweep: {len(planned)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
+        outcomes = execute_jobs(planned, args.out, args.executor, args.address)
     else:
         from .models import check_backbones
 
-        configs = plan_runs(args.notebooks, args.params, args.set)
-        check_backbones(configs)
-        print(f"sweep: {len(configs)} runs behind {len(args.notebooks)} notebooks, executor "
+        runs, _ = graph(args.notebooks, params_lib.load(args.params, args.set))
+        check_backbones([node.config for node in runs])
+        print(f"sweep: {len(runs)} runs behind {len(args.notebooks)} notebooks, executor "
               f"{args.executor}, run store {paths.runs_root()}")
-        results = execute_runs(configs, args.executor, args.address, runs_per_gpu=args.runs_per_gpu)
-    failed = [r for r in results if not r["ok"]]
-    print(f"sweep: {len(results) - len(failed)} computed, {len(failed)} failed")
+        executor = (LocalExecutor() if args.executor == "local"
+                    else RayExecutor(args.address, args.runs_per_gpu))
+        outcomes = executor.run(runs, paths.runs_root())
+    failed = [o for o in outcomes if not o.ok]
+    print(f"sweep: {len(outcomes) - len(failed)} computed, {len(failed)} failed")
     return 1 if failed else 0

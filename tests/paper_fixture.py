@@ -103,7 +103,8 @@ def write_params(folder: Path, data: Path, seeds=(1,)) -> Path:
 name: paper-dry-run
 description: params/paper.yaml on the tiny random backbone and a small local data folder in the original formats
 preset: {{seeds: {list(seeds)}}}
-forced: {{backbone: tiny, eval_batch_size: 64, bias_path: {data / "bias_model_preds"},
+execution: {{eval_batch_size: 64}}
+forced: {{backbone: tiny, bias_path: {data / "bias_model_preds"},
          data: {{source: local, path: {data}, train_size: 64}}}}
 sections:
   sec5_1_steps: [1, 2, 3, 4]

@@ -22,7 +22,24 @@ def test_run_keys_are_pinned():
     assert full.key() != RunConfig(task="nli", lr=1e-4).key()
     assert mask.key() != RunConfig(task="nli", method="mask", loss="poe", sparsity=0.7,
                                    init_from=RunConfig(task="nli", seed=2)).key()
-    assert full.key() == "nli-finetune-std-6ee95b827a64"  # ALGORITHM_VERSION 3
+    assert full.key() == "nli-finetune-std-ade612a9abc2"  # ALGORITHM_VERSION 4
+
+
+@pytest.mark.parametrize("setting", ["eval_batch_size=32", "eval_ood=every", "eval_ood=selected"])
+def test_execution_settings_are_not_part_of_the_run_key(setting):
+    """Only scientific settings key a run: the evaluation batch size and which evaluations score
+    the OOD sets change speed and what is logged, not what is computed."""
+    toy, changed = params.load("params/toy.yaml"), params.load("params/toy.yaml", [setting])
+    full = toy.run("nli", "finetune", "std")
+    assert changed.run("nli", "finetune", "std").key() == full.key()
+    assert changed.execution != toy.execution or setting == "eval_ood=selected"
+
+
+def test_scientific_settings_are_part_of_the_run_key():
+    toy = params.load("params/toy.yaml")
+    full = toy.run("nli", "finetune", "std")
+    for setting in ["precision=bf16", "dropout_rng=torch", "padding=max_length", "lr=1.0e-3", "data.bias_strength=0.7"]:
+        assert params.load("params/toy.yaml", [setting]).run("nli", "finetune", "std").key() != full.key(), setting
 
 
 @pytest.mark.parametrize("fields, message", [
@@ -145,7 +162,7 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     R = recipes.Recipes(p)
     assert {point.seed for point in R.section("sec4_4")} == {2}
     assert {point.seed for point in R.section("sec4_2")} == {1, 2}
-    jobs = sweep.plan(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
+    jobs = sweep.jobs(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
     assert {j.seed for j in jobs if "sec4_4" in j.notebook} == {2}
     assert {j.seed for j in jobs if "sec4_2" in j.notebook} == {1, 2}
     assert "seed 2 (the preset's: 1, 2)" in report.scope(p, ["nli"], [2])

@@ -1,6 +1,7 @@
 """End to end on the tiny model: fine-tune, then mask-train with poe at 50% sparsity; the run
-store holds the results and a second call recomputes nothing. Also: rewinding, masks
-reproduce their evaluation, the CLI, papermill, and resuming a killed run."""
+store holds the results and a second call recomputes nothing. Also: IMP's levels and rewinding,
+masks reproduce their evaluation, evaluating only what is read, reuse only of results that cover
+a request, the CLI, papermill, and resuming a killed run."""
 
 import json
 import os
@@ -12,13 +13,17 @@ import time
 import pytest
 import torch
 
-from srnets_lib import paths, plan, pruning
+from srnets_lib import evaluation, methods, models, paths, plan, pruning
+from srnets_lib.build import build_run
 from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.executors import execute
+from srnets_lib.fit import reusable
+from srnets_lib.request import Request
 from srnets_lib.runs import Run
-from srnets_lib.train import Trainer, execute
 
 DATA = DataConfig(train_size=192, dev_size=64, ood_size=64)
 COMMON = dict(backbone="tiny", data=DATA, epochs=2, batch_size=32, eval_interval=4, max_length=48, lr=1e-3)
+EVERY = Request(ood_every=True)
 
 
 def full(**kw):
@@ -29,99 +34,134 @@ def test_finetune_then_mask_poe_half_sparse_is_stored_and_not_recomputed(store):
     base = full()
     mask = RunConfig(task="nli", method="mask", loss="poe", sparsity=0.5, init_from=base,
                      select="best_after_0.7", **{**COMMON, "lr": 1e-2})
-    final = execute(mask)
+    result = execute(mask, EVERY)
     assert Run(base).done and Run(mask).done
-    assert final["sparsity_min"] == final["sparsity_max"] == pytest.approx(0.5, abs=0.01)
-    assert final["selected_step"] >= 0.7 * final["t_max"]
+    assert Run(base).result().weights  # the mask run read them
+    assert result.sparsity_min == result.sparsity_max == pytest.approx(0.5, abs=0.01)
+    assert result.selected_step >= 0.7 * result.t_max
     assert {"dev", "hans-like"} <= set(Run(mask).metrics()[0])
     stamp = Run(mask).file(paths.FINAL).stat().st_mtime_ns
-    assert execute(mask) == final
+    assert execute(mask, EVERY) == result
+    assert execute(mask, Request()) == result  # a narrower request is served by it too
     assert Run(mask).file(paths.FINAL).stat().st_mtime_ns == stamp
 
 
 def test_saved_mask_reproduces_its_evaluation(store):
     base = full()
     omp = RunConfig(task="nli", method="omp", sparsity=0.6, init_from=base, **COMMON)
-    final = execute(omp)
-    again = Trainer(RunConfig(task="nli", mask_from=omp, epochs=1e-9, **{k: v for k, v in COMMON.items() if k != "epochs"}),
-                    Run(omp))
-    again._build()
-    load = __import__("srnets_lib.train", fromlist=["load_weights"]).load_weights
-    load(again.model, Run(base))
-    scores = again.evaluate()
-    assert scores["dev"] == pytest.approx(final["id"])
-    assert scores["hans-like"] == pytest.approx(final["ood"]["hans-like"])
+    result = execute(omp)
+    retrain = RunConfig(task="nli", mask_from=omp, **COMMON)
+    run = build_run(retrain, Run(retrain), Request())
+    Run(base).load_weights(run.model)
+    scores = run.evaluator.scores(run.model)
+    assert scores["dev"] == pytest.approx(result.id)
+    assert scores["hans-like"] == pytest.approx(result.ood["hans-like"])
 
 
 def test_one_imp_run_yields_every_level_and_imp_rw_masks_rewind_to_theta_pt(store):
     # section 4.3: IMP from theta_pt keeps each level's mask; the retrain starts from m . theta_pt
     rw = RunConfig(task="nli", method="imp-rw", loss="poe", sparsity=0.3, **{**COMMON, "epochs": 5})
-    final = execute(rw)
-    assert list(final["levels"]) == ["0.1", "0.2", "0.3"]
-    steps = [final["levels"][k]["step"] for k in ("0.1", "0.2", "0.3")]
-    assert steps == [3, 6, 9] and final["steps_run"] == 9  # S = int(0.1 * 5 epochs * 6 steps) = 3
-    for level, result in final["levels"].items():
-        assert result["sparsity"] == pytest.approx(float(level), abs=1e-3)  # floor(numel * s) per matrix
-        assert {"hans-like"} == set(result["ood"])
+    result = execute(rw)
+    assert list(result.levels) == ["0.1", "0.2", "0.3"]
+    assert [result.levels[k].step for k in ("0.1", "0.2", "0.3")] == [3, 6, 9]  # S = int(0.1 * 5 epochs * 6 steps)
+    assert result.steps_run == 9
+    for level, scores in result.levels.items():
+        assert scores.sparsity == pytest.approx(float(level), abs=1e-3)  # floor(numel * s) per matrix
+        assert {"hans-like"} == set(scores.ood)
     retrain = RunConfig(task="nli", mask_from=rw, mask_level=0.2, **COMMON)
-    trainer = Trainer(retrain, Run(retrain))
-    trainer._build()
-    theta_pt = dict(__import__("srnets_lib.models", fromlist=["load_model"]).load_model("tiny", 3, seed=1)
-                    .named_parameters())
-    assert trainer.masked and "classifier" not in trainer.masked  # the classifier stays dense
-    for name, module in trainer.masked.items():
+    masked = pruning.masked_modules(build_run(retrain, Run(retrain), Request()).model)
+    theta_pt = dict(models.load_model("tiny", 3, seed=1).named_parameters())
+    assert masked and "classifier" not in masked  # the classifier stays dense
+    for name, module in masked.items():
         assert (~module.mask).float().mean().item() == pytest.approx(0.2, abs=1e-3)
         assert torch.equal(module.weight, theta_pt[name + ".weight"])
     with pytest.raises(ValueError, match="mask_level"):
         RunConfig(task="nli", mask_from=rw, mask_level=0.25, **COMMON)
 
 
-def test_evaluating_only_what_is_read_gives_the_same_results(store):
-    """eval_ood=selected evaluates only what a result reads: the OOD sets at the selected
-    checkpoint (fine-tuning: weights restored; mask training: mask restored) and IMP's levels,
-    the dev set only where a checkpoint may be selected. Scores, selection, levels and every
-    dev score both log are those of evaluating everything: evaluation leaves training alone."""
-    def both(**kw):
-        every, selected = RunConfig(task="nli", **kw), RunConfig(task="nli", eval_ood="selected", **kw)
-        return every, selected, execute(every), execute(selected)
-
+def test_evaluating_only_what_is_read_gives_the_same_results(tmp_path):
+    """Without training curves a run evaluates only what a result reads: the OOD sets at the
+    selected checkpoint (fine-tuning: weights restored; mask training: mask restored) and IMP's
+    levels, the dev set only where a checkpoint may be selected. Scores, selection, levels and
+    every dev score both log are those of evaluating everything: evaluation leaves training alone."""
     base = full()
-    cases = [dict(COMMON),
-             dict(COMMON, method="mask", loss="poe", sparsity=0.5, init_from=base, select="best_after_0.7"),
-             dict(COMMON, method="imp", loss="poe", sparsity=0.2, init_from=base, epochs=5)]
-    for kw in cases:
-        every, selected, a, b = both(**kw)
-        assert every.key() != selected.key()
-        assert (b["selected_step"], b["id"], b["ood"]) == (a["selected_step"], a["id"], a["ood"])
-        assert b.get("levels") == a.get("levels")
-        rows, all_rows = Run(selected).metrics(), {r["step"]: r for r in Run(every).metrics()}
+    cases = [full(),
+             RunConfig(task="nli", method="mask", loss="poe", sparsity=0.5, init_from=base, select="best_after_0.7",
+                       **COMMON),
+             RunConfig(task="nli", method="imp", loss="poe", sparsity=0.2, init_from=base, **{**COMMON, "epochs": 5})]
+    for config in cases:
+        a, b = execute(config, EVERY, tmp_path / "every"), execute(config, Request(), tmp_path / "selected")
+        assert (b.selected_step, b.id, b.ood, b.levels) == (a.selected_step, a.id, a.ood, a.levels)
+        rows = Run(config, tmp_path / "selected").metrics()
+        all_rows = {r["step"]: r for r in Run(config, tmp_path / "every").metrics()}
         assert [r["dev"] for r in rows] == [all_rows[r["step"]]["dev"] for r in rows]
-        with_ood = [r["step"] for r in rows if "hans-like" in r]
-        assert len(with_ood) == len(a.get("levels", {}))  # only IMP's level ends
-        assert len(rows) == b["evaluations"] == plan.evaluations(selected)
-        assert len(all_rows) == a["evaluations"] == plan.evaluations(every)
-        if kw.get("select") == "best_after_0.7":  # none before 0.7 t_max but the selectable ones
-            assert len(rows) < len(all_rows)
-            assert all(r["step"] >= 0.7 * b["t_max"] for r in rows)
+        assert len([r for r in rows if "hans-like" in r]) == len(a.levels)  # only IMP's level ends
+        schedule = plan.schedule(config)  # what plan counts is what the loop did
+        assert len(rows) == b.evaluations == len(schedule.evaluated(False))
+        assert len(all_rows) == a.evaluations == len(schedule.evaluated(True))
+        if config.select == "best_after_0.7":  # none before 0.7 t_max but the selectable ones
+            assert len(rows) < len(all_rows) and all(r["step"] >= 0.7 * b.t_max for r in rows)
 
 
 def test_selected_ood_is_scored_on_the_selected_checkpoints_weights(store, monkeypatch):
-    """With eval_ood=selected a fine-tuning run whose best checkpoint is not its last scores the
-    OOD sets at the end on the selected weights, not on the last ones."""
-    seen, evaluate = [], Trainer.evaluate
+    """Scoring the OOD sets only at the end, a fine-tuning run whose best checkpoint is not its
+    last scores them on the selected weights, not on the last ones."""
+    seen, scores = [], evaluation.Evaluator.scores
 
-    def spy(self, splits=None):
-        seen.append((splits, torch.cat([p.detach().flatten() for p in self.model.parameters()]).clone()))
-        return evaluate(self, splits)
+    def spy(self, model, splits=None):
+        seen.append((splits, torch.cat([p.detach().flatten() for p in model.parameters()]).clone()))
+        return scores(self, model, splits)
 
-    monkeypatch.setattr(Trainer, "evaluate", spy)
-    final = execute(full(eval_ood="selected", lr=1e-2, seed=3))
-    assert final["selected_step"] < final["steps_run"]  # this seed and lr select step 8 of 12
+    monkeypatch.setattr(evaluation.Evaluator, "scores", spy)
+    result = execute(full(lr=1e-2, seed=3))
+    assert result.selected_step < result.steps_run  # this seed and lr select step 8 of 12
     dev = [weights for splits, weights in seen if splits == ("dev",)]
     splits, weights = seen[-1]
-    assert splits == ("hans-like",) and len(dev) == final["evaluations"]
-    assert torch.equal(weights, dev[final["selected_step"] // COMMON["eval_interval"] - 1])
+    assert splits == ("hans-like",) and len(dev) == result.evaluations
+    assert torch.equal(weights, dev[result.selected_step // COMMON["eval_interval"] - 1])
     assert not torch.equal(weights, dev[-1])
+
+
+def test_a_stored_run_serves_only_requests_it_covers(store):
+    """A request for more than a stored run left behind (OOD at every evaluation, weights after
+    a step, the selected weights) computes it again; one for less or the same reuses it."""
+    config = full()
+    first = execute(config)
+    run = Run(config)
+    assert reusable(run, Request()) is None
+    assert "every evaluation" in reusable(run, EVERY)
+    assert "steps [4]" in reusable(run, Request(keep_steps=(4,)))
+    assert "weights" in reusable(run, Request(weights=True))
+    again = execute(config, Request(ood_every=True, keep_steps=(4,), weights=True))
+    assert (again.id, again.ood, again.selected_step) == (first.id, first.ood, first.selected_step)
+    assert again.kept_steps == [4] and again.weights and again.ood_every
+    assert run.file(paths.step_weights(4)).is_file() and run.file(paths.WEIGHTS).is_file()
+    assert reusable(run, Request(keep_steps=(4,))) is None
+
+
+def test_a_stored_run_whose_data_changed_is_computed_again(store):
+    config = full()
+    execute(config)
+    run = Run(config)
+    stored = json.loads(run.file(paths.FINAL).read_text())
+    stored["data_fingerprint"]["dev"] = "0" * 16  # as if the dev file had changed since
+    run.file(paths.FINAL).write_text(json.dumps(stored))
+    assert reusable(run, Request()) == "the data it read changed since"
+    assert execute(config).data_fingerprint["dev"] != "0" * 16
+
+
+def test_methods_declare_what_trains_without_side_effects():
+    config = RunConfig(task="nli", method="mask", loss="std", sparsity=0.5, **COMMON)
+    method = methods.create(config, DATA.train_size)
+    model = models.load_model("tiny", 3)
+    pruning.install(model, method.masked_layers())
+    method.prepare(model)
+    before = {n: p.requires_grad for n, p in model.named_parameters()}
+    trainable = method.trainable(model)
+    assert trainable == method.trainable(model)
+    assert {n: p.requires_grad for n, p in model.named_parameters()} == before
+    assert all(n.endswith("mask_scores") for n, p in model.named_parameters() if any(p is t for t in trainable))
+    assert len(trainable) == len(pruning.masked_modules(model))
 
 
 def test_cli_runs_one_configuration(store, tmp_path):
@@ -158,9 +198,9 @@ def test_a_diverging_run_stops_with_step_and_value_and_leaves_nothing_finished(s
     assert not Run(config).done and not Run(config).file(paths.WEIGHTS).exists()
 
 
-def test_killed_run_resumes_from_its_checkpoint(store):
+def test_killed_run_resumes_from_its_checkpoint_to_the_same_result(store, tmp_path):
     config = full(epochs=6)
-    code = ("import sys; from srnets_lib.config import RunConfig; from srnets_lib.train import execute;"
+    code = ("import sys; from srnets_lib.config import RunConfig; from srnets_lib.executors import execute;"
             f"execute(RunConfig.model_validate_json({config.model_dump_json()!r}))")
     env = {**os.environ, "SRNETS_RUNS": str(store), "SRNETS_CHECKPOINT_SECONDS": "0"}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env)
@@ -172,11 +212,13 @@ def test_killed_run_resumes_from_its_checkpoint(store):
     proc.wait()
     assert not run.done, "the run finished before it could be killed; make it longer"
     logged = len(run.metrics())
-    final = execute(config)
+    result = execute(config)
     steps = [r["step"] for r in run.metrics()]
     assert steps == sorted(set(steps)), "duplicate or out-of-order evaluations after resume"
-    assert final["evaluations"] == len(steps) and logged >= 2
+    assert result.evaluations == len(steps) and logged >= 2
     assert json.loads(run.file(paths.FINAL).read_text())["key"] == run.key
+    whole = execute(config, root=tmp_path / "uninterrupted")  # resuming changes nothing computed
+    assert (result.id, result.ood, result.selected_step) == (whole.id, whole.ood, whole.selected_step)
 
 
 @pytest.mark.slow
@@ -195,6 +237,6 @@ def test_papermill_runs_a_notebook_point(store, tmp_path, tiny_params):
 
 def test_final_json_records_what_cpu_results_depend_on(store):
     """CPU float results depend on the instruction set and the thread count (README): recorded."""
-    execution = execute(full())["execution"]
+    execution = execute(full()).execution
     assert execution["threads"] == torch.get_num_threads()
     assert execution["cpu_capability"] == torch.backends.cpu.get_cpu_capability()

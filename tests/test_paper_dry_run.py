@@ -8,8 +8,9 @@ import json
 import pytest
 
 from paper_fixture import write_data, write_params
-from srnets_lib import plan
-from srnets_lib.sweep import execute_runs, plan_runs, section_runs
+from srnets_lib import params, plan
+from srnets_lib.executors import RayExecutor
+from srnets_lib.sweep import graph
 
 NOTEBOOKS = [f"book/{s}.ipynb" for s in ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")]
 
@@ -17,11 +18,12 @@ NOTEBOOKS = [f"book/{s}.ipynb" for s in ("sec4_2", "sec4_3", "sec4_4", "sec4_5",
 @pytest.mark.slow
 def test_paper_scale_path_plans_and_runs_every_section(tmp_path, store):
     params_file = write_params(tmp_path, write_data(tmp_path))
-    planned = plan.plan(section_runs(NOTEBOOKS, str(params_file)))
+    runs, shown = graph(NOTEBOOKS, params.load(params_file))
+    planned = plan.plan(shown, runs)
     # one seed of the paper's 232 runs per seed, with C.5 on one stand-in backbone instead of two
-    assert len(planned) == 232 - 5
-    results = execute_runs(plan_runs(NOTEBOOKS, str(params_file)), executor="ray", root=store)
-    assert [r for r in results if not r["ok"]] == []
+    assert len(planned) == len(runs) == 232 - 5
+    outcomes = RayExecutor(progress=False).run(runs, store)
+    assert [o for o in outcomes if not o.ok] == []
     finals = [json.loads(p.read_text()) for p in store.glob("*/final.json")]
     assert len(finals) == len(planned)
     qqp_poe = [f for f in finals if f["task"] == "paraphrase" and f["loss"] == "poe"]

@@ -12,15 +12,20 @@ import pytest
 
 from srnets_lib import params, plan
 from srnets_lib.recipes import Recipes
-from srnets_lib.sweep import section_runs
+from srnets_lib.sweep import graph
 
 NOTEBOOKS = [f"book/{s}.ipynb" for s in ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")]
 MNLI_EPOCH, QQP_EPOCH, FEVER_EPOCH = 12_272, 11_371, 7_591  # steps per epoch
 
 
+def paper_plan():
+    runs, shown = graph(NOTEBOOKS, params.load("params/paper.yaml"))
+    return plan.plan(shown, runs)
+
+
 @pytest.fixture(scope="module")
 def planned():
-    return plan.plan(section_runs(NOTEBOOKS, "params/paper.yaml"))
+    return paper_plan()
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +54,7 @@ def test_plan_command_ends_with_the_total_line():
     last = out.stdout.strip().splitlines()[-1]
     runs, steps = last.removeprefix("TOTAL: ").split(" runs, ")
     assert last == f"TOTAL: {runs} runs, {steps}" and runs == "928" and steps.endswith(" optimizer steps")
-    assert int(steps.split()[0]) == sum(p.steps for p in plan.plan(section_runs(NOTEBOOKS, "params/paper.yaml")))
+    assert int(steps.split()[0]) == sum(p.steps for p in paper_plan())
     assert "== sec4_2: 204 runs" in out.stdout
 
 
@@ -58,14 +63,13 @@ def test_full_models_as_scripts_full_bert(R):
     assert (std.lr, std.epochs, std.warmup_steps, std.eval_interval, std.max_grad_norm) == (5e-5, 3, 3600, 1000, 1.0)
     assert (std.backbone, std.batch_size, std.max_length, std.padding, std.precision) == (
         "bert-base-uncased", 32, 128, "max_length", "fp32")
-    assert std.keep_steps == (5000, 10000, 15000, 20000)  # the checkpoints section 5.1 starts from
     assert R.full("nli", "poe", 1).epochs == 5  # robust_train/poe/mnli.sh
     assert R.full("nli", "confreg", 1).epochs == 5 and R.full("nli", "reweight", 1).epochs == 3
     qqp = R.full("paraphrase", "poe", 1)  # robust_train/poe/qqp.sh: --global_grad_clip false
     assert (qqp.lr, qqp.epochs, qqp.warmup_steps, qqp.grad_clip) == (2e-5, 3, 3400, "per_parameter")
     fever = R.full("factcheck", "std", 1)  # std_train/fever.sh
     assert (fever.lr, fever.epochs, fever.warmup_steps, fever.eval_interval) == (2e-5, 3, 0, 500)
-    assert plan.steps(std) == 3 * MNLI_EPOCH
+    assert plan.schedule(std).steps == 3 * MNLI_EPOCH
 
 
 def test_mask_training_as_scripts_mask_train(R):
@@ -80,14 +84,14 @@ def test_mask_training_as_scripts_mask_train(R):
     assert R.prune_ft("nli", "mask", "reweight", 0.5, 1).epochs == 3  # .../reweighting/mnli/0.5.sh
     pt = R.prune_pt("nli", "mask", "std", 0.5, 1)  # mask_on_plm_pt/std/mnli/0.5.sh: --start_step_ratio 0.
     assert (pt.select, pt.epochs, pt.init_from) == ("best", 5, None)
-    assert plan.steps(q) == 7 * QQP_EPOCH
+    assert plan.schedule(q).steps == 7 * QQP_EPOCH
 
 
 def test_imp_as_scripts_imp(R):
     imp = R.imp("nli", "poe", 1, start="poe")  # imp/prune_after_robust_ft/poe/mnli.sh
     assert (imp.method, imp.sparsity, imp.epochs, imp.lr, imp.warmup_steps) == ("imp", 0.9, 5, 5e-5, 0)
     assert imp.init_from.loss == "poe"
-    assert plan.steps(imp) == 9 * int(5 * MNLI_EPOCH / 10)  # stops after the 90% interval: 55,224
+    assert plan.schedule(imp).steps == 9 * int(5 * MNLI_EPOCH / 10)  # stops after the 90% interval: 55,224
     lt = R.imp("paraphrase", "poe", 1, start="pt")  # imp/lt/pruning/qqp.sh: from bert-base-uncased
     assert (lt.method, lt.init_from, lt.epochs, lt.grad_clip) == ("imp-rw", None, 7, "global")
 
@@ -127,6 +131,13 @@ def test_timing_and_gradual_sections_as_scripts(R):
     assert gradual.select_at_target is False
     table5 = {p.series: p.x for p in R.sec5_2(["nli"], [1]) if not p.reference}
     assert table5["fixed, soft init"] == 3 and table5["gradual 0.2->0.9"] == 3  # table 5's caption
+
+
+def test_the_std_models_keep_the_checkpoints_section_5_1_starts_from(planned):
+    std = [p for p in planned if p.config.method == "finetune" and p.config.loss == "std"
+           and p.config.mask_from is None and p.config.backbone == "bert-base-uncased"]
+    assert len(std) == 12 and all(p.request.keep_steps == (5000, 10000, 15000, 20000) for p in std)
+    assert all(p.request.weights for p in std)  # pruning runs start from them
 
 
 def test_disk_estimate_counts_only_weights_a_later_run_reads(planned):

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from srnets_lib import paths, sweep
+from srnets_lib import params, paths, sweep
 from srnets_lib.pruning import load_masks
 
 NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
@@ -33,13 +33,21 @@ def finished(store) -> dict[str, dict]:
     return out
 
 
-def test_plan_lists_each_run_once_after_its_dependencies(tiny_params):
-    configs = sweep.plan_runs([NOTEBOOK], str(tiny_params))
-    keys = [c.key() for c in configs]
+def runs(tiny_params):
+    graph, _ = sweep.graph([NOTEBOOK], params.load(tiny_params))
+    return list(graph)
+
+
+def test_the_graph_lists_each_run_once_after_its_dependencies_with_what_they_read(tiny_params):
+    nodes = runs(tiny_params)
+    keys = [n.key for n in nodes]
     assert len(keys) == len(set(keys))
-    for position, config in enumerate(configs):
-        for dependency in config.dependencies():
+    for position, node in enumerate(nodes):
+        for dependency in node.config.dependencies():
             assert keys.index(dependency.key()) < position
+    # the fine-tuned models that masks start from keep their weights; nothing else does
+    readers = {n.config.init_from.key() for n in nodes if n.config.init_from is not None}
+    assert {n.key for n in nodes if n.request.weights} == readers and readers
 
 
 def test_ray_and_local_executors_give_identical_stores(tmp_path, tiny_params):
@@ -77,7 +85,7 @@ def test_killed_sweep_finishes_on_rerun_without_recomputing(store, tiny_params):
     os.killpg(proc.pid, signal.SIGKILL)  # the whole command, mid-way
     proc.wait()
     before = {p: p.stat().st_mtime_ns for p in store.glob("*/final.json")}
-    total = len(sweep.plan_runs([NOTEBOOK], str(tiny_params)))
+    total = len(runs(tiny_params))
     assert 2 <= len(before) < total, "the sweep finished before it could be killed"
 
     out = run_sweep(store, tiny_params)

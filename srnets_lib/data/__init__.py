@@ -6,7 +6,10 @@ With `data.source: hub` the splits the hub lacks in the paper's form still come 
 
 from __future__ import annotations
 
+import functools
+
 from ..config import DataConfig
+from .encode import split_fingerprint
 from .splits import Split, TaskData
 from .tasks import TASKS, spec
 
@@ -33,4 +36,20 @@ def load_task(task: str, data: DataConfig) -> TaskData:
     return loaded
 
 
-__all__ = ["Split", "TaskData", "TASKS", "load_task", "spec"]
+def fingerprints(data: TaskData) -> dict[str, str]:
+    """Split name -> fingerprint of its texts and labels: what a run read, recorded in its result."""
+    return {name: split_fingerprint(split) for name, split in [("train", data.train), *data.eval_splits.items()]}
+
+
+@functools.lru_cache(maxsize=32)
+def _fingerprints_cached(task: str, data_json: str) -> tuple:
+    return tuple(sorted(fingerprints(load_task(task, DataConfig.model_validate_json(data_json))).items()))
+
+
+def current_fingerprints(task: str, data: DataConfig) -> dict[str, str]:
+    """The fingerprints of the data as it reads now (once per process and setting): a stored run
+    whose data changed since is computed again."""
+    return dict(_fingerprints_cached(task, data.model_dump_json()))
+
+
+__all__ = ["Split", "TaskData", "TASKS", "current_fingerprints", "fingerprints", "load_task", "spec"]

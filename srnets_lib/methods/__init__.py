@@ -5,13 +5,13 @@
   imp, imp-rw  weights, magnitude-pruned every delta_t (algorithm 1)      imp.py
   omp, random  a one-shot mask, no training                               oneshot.py
 
-The one training loop (train.py) calls the hooks of `Method`; a new method is one module
-defining a subclass plus one entry in METHODS.
+The one training loop (fit.py) calls the hooks of `Method` (base.py); a new method is one
+module defining a subclass plus one entry in METHODS.
 """
 
 from __future__ import annotations
 
-from .base import Method, StepAction
+from .base import Method
 from .finetune import Finetune
 from .imp import IMP
 from .mask_training import MaskTraining
@@ -22,8 +22,21 @@ METHODS: dict[str, type[Method]] = {
 }
 
 
-def create(trainer) -> Method:
-    return METHODS[trainer.config.method](trainer)
+def get(name: str) -> type[Method]:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; accepted: {', '.join(METHODS)}") from None
 
 
-__all__ = ["METHODS", "Method", "StepAction", "create"]
+def schedule(config, train_rows: int):
+    """The run's schedule (its method's)."""
+    return get(config.method).schedule(config, train_rows)
+
+
+def create(config, train_rows: int) -> Method:
+    cls = get(config.method)
+    return cls(config, cls.schedule(config, train_rows))
+
+
+__all__ = ["METHODS", "Method", "create", "get", "schedule"]

@@ -1,75 +1,76 @@
-"""The hooks the training loop calls; a method overrides the ones it needs."""
+"""The method protocol: what a run trains and how it prunes, declared to the one training loop.
+
+A method is one module with a `Method` subclass and one entry in methods/__init__.py. It
+declares (it never reads the loop's internals): its schedule (a pure function of the config and
+the training-set size), which linear layers carry masks, what trains (without side effects),
+and what it does to the model before or after a step (IMP prunes, mask training resets its
+thresholds). Masks, scores and thresholds live in the model (pruning.MaskedLinear), so saving
+and resuming a run needs no method-specific code.
+"""
 
 from __future__ import annotations
 
-import enum
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import torch
 
+from .. import pruning
+from ..schedule import Schedule
 
-class StepAction(enum.Enum):
-    TRAIN = "train"  # take the next optimisation step
-    RESTART = "restart"  # the method pruned: new optimiser and lr schedule, then train
-    STOP = "stop"  # the run is over before t_max
+if TYPE_CHECKING:  # the config module imports this package (the method registry)
+    from ..config import RunConfig
 
 
 class Method:
-    """Default behaviour: train what `trainable` returns for `steps` steps, evaluate every
-    eval_interval steps and at the end, every evaluation eligible for selection."""
+    prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
 
-    def __init__(self, trainer):
-        self.trainer = trainer
-        self.config = trainer.config
+    def __init__(self, config: "RunConfig", schedule: Schedule):
+        self.config, self.schedule = config, schedule
 
-    # --- set-up ---------------------------------------------------------------------------
-    def masked_layers(self):
-        """Predicate on module names: which nn.Linear layers get a MaskedLinear; None: none."""
-        return None
+    # --- declarations (class level: plan and config validation read them) --------------------
+    @classmethod
+    def validate(cls, config: "RunConfig") -> None:
+        """Raise ValueError naming the field when `config` is not a valid run of this method."""
+        if cls.prunes and config.sparsity <= 0:
+            raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
 
-    def trainable(self) -> list[torch.nn.Parameter]:
+    @classmethod
+    def schedule(cls, config: "RunConfig", train_rows: int) -> Schedule:
         raise NotImplementedError
 
-    def steps(self) -> int:
-        """Optimisation steps of the run (0: nothing trains)."""
-        return self.trainer.t_max
+    @classmethod
+    def describe(cls, config: "RunConfig") -> str:
+        """The run's sparsity as `plan` prints it."""
+        return f"{config.sparsity:g}" if cls.prunes else "-"
 
-    def segment(self, step: int) -> tuple[int, int]:
-        """(first step, number of steps) of the lr schedule that step `step` belongs to."""
-        return 0, self.steps()
+    def masked_layers(self) -> Callable[[str], bool] | None:
+        """Predicate on module names: which nn.Linear layers become MaskedLinear; None: none."""
+        return None
 
-    # --- the loop -------------------------------------------------------------------------
-    def before_step(self, step: int) -> StepAction:
-        return StepAction.TRAIN
+    def trainable(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """The parameters the optimiser updates, in a fixed order (no side effects: the loop
+        freezes everything else)."""
+        raise NotImplementedError
 
-    def after_step(self, done: int) -> None:
-        pass
+    # --- actions ------------------------------------------------------------------------------
+    def prepare(self, model: torch.nn.Module) -> None:
+        """Once, before training: initial masks or mask scores."""
 
-    def evaluate_now(self, done: int) -> bool:
-        return done % self.config.eval_interval == 0 or done == self.steps()
+    def before_step(self, model: torch.nn.Module, step: int) -> None:
+        """Before optimisation step `step` (0-based)."""
 
-    def at_target(self, step: int) -> bool:
-        """Whether the model after `step` steps is at the run's target sparsity."""
-        return True
+    def after_step(self, model: torch.nn.Module, done: int) -> None:
+        """After `done` steps, before an evaluation there."""
 
-    def selectable(self, step: int) -> bool:
-        """Whether the model after `step` steps may be selected at all."""
-        return True
-
-    def on_evaluation(self, row: dict) -> None:
-        """Called with every logged evaluation (IMP keeps one result per sparsity level)."""
-
-    def reads_ood(self, step: int) -> bool:
-        """Whether the evaluation after `step` steps is a result besides the selected
-        checkpoint (IMP's levels), so its OOD scores are needed with eval_ood=selected too."""
-        return False
-
-    def levels(self) -> dict:
-        """Extra results per sparsity level for final.json (IMP); empty for the others."""
-        return {}
-
-    # --- resume ---------------------------------------------------------------------------
+    # --- resume -------------------------------------------------------------------------------
     def state(self) -> dict:
+        """What a resumed run needs beyond the model (masks, scores and thresholds are in it)."""
         return {}
 
     def load_state(self, state: dict) -> None:
         pass
+
+
+def masked(model: torch.nn.Module) -> dict[str, pruning.MaskedLinear]:
+    """The model's masked layers by name, in module order."""
+    return pruning.masked_modules(model)

@@ -1,19 +1,33 @@
 """Full fine-tuning (sections 4.2-4.5), or fine-tuning a fixed subnetwork in isolation
-(section 4.3: A_L(f(m . theta_pt)), `mask_from`)."""
+(section 4.3: A_L(f(m . theta_pt)), config.mask_from; the mask is installed by the run's set-up)."""
 
 from __future__ import annotations
 
-from .. import models
+from .. import models, schedule
 from .base import Method
 
 
 class Finetune(Method):
+
+    @classmethod
+    def validate(cls, config) -> None:
+        if config.sparsity:
+            raise ValueError("method=finetune trains the dense model: sparsity must be 0 "
+                             "(to fine-tune a subnetwork use mask_from)")
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        evaluations = schedule.every(config.eval_interval, t_max)
+        return schedule.Schedule(per_epoch, t_max, t_max, evaluations,
+                                 schedule.selectable(config, evaluations, t_max))
+
     def masked_layers(self):
         # the subnetwork's masks go on the encoder and pooler; the classifier stays dense
         # (the authors' retraining scripts)
         return models.is_isolation_masked if self.config.mask_from is not None else None
 
-    def trainable(self):
-        if not self.config.train_embeddings:
-            models.freeze_embeddings(self.trainer.model)
-        return [p for p in self.trainer.model.parameters() if p.requires_grad]
+    def trainable(self, model):
+        frozen = set() if self.config.train_embeddings else {id(p) for p in models.embeddings(model).parameters()}
+        return [p for name, p in model.named_parameters()
+                if id(p) not in frozen and not name.endswith("mask_scores")]

@@ -18,62 +18,51 @@ section 4.2 describes and its figures (imp std and imp poe differ) imply.
 
 from __future__ import annotations
 
-from .. import models, paths, pruning
-from .base import Method, StepAction
+from .. import models, pruning, schedule
+from .base import Method, masked
 from .finetune import Finetune
 
 
+def level(k: int, delta_s: float) -> float:
+    """The k-th level's sparsity, k * delta_s."""
+    return round(k * delta_s, 6)
+
+
 class IMP(Method):
-    def __init__(self, trainer):
-        super().__init__(trainer)
-        cfg = self.config
-        self.schedule = pruning.IMPSchedule(cfg.sparsity, cfg.imp_delta_s, cfg.imp_delta_t, trainer.t_max)
-        self.results: dict[str, dict] = {}
+    prunes = True
+
+    @classmethod
+    def validate(cls, config) -> None:
+        super().validate(config)
+        count = config.sparsity / config.imp_delta_s
+        if abs(count - round(count)) > 1e-6:
+            raise ValueError(f"IMP prunes in steps of imp_delta_s={config.imp_delta_s}: "
+                             f"sparsity {config.sparsity} is not a multiple (algorithm 1)")
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        """Prune to level k+1 at the start of step k S (k = 0..N-1); level k is the model after
+        k S steps; N = target / delta_s levels; the run stops at N S."""
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        interval = max(1, int(config.imp_delta_t * t_max + 1e-9))
+        count = round(config.sparsity / config.imp_delta_s)
+        steps = count * interval
+        levels = {k * interval: level(k, config.imp_delta_s) for k in range(1, count + 1)}
+        evaluations = schedule.every(config.eval_interval, steps, levels)
+        return schedule.Schedule(
+            per_epoch, t_max, steps, evaluations, frozenset({steps}),  # no selection: the last level
+            restarts=tuple(k * interval for k in range(count)),
+            sparsity_steps={k * interval: level(k + 1, config.imp_delta_s) for k in range(count)},
+            levels=levels, level_masks=config.method == "imp-rw")
 
     def masked_layers(self):
         return models.is_imp_prunable
 
-    def trainable(self):
-        return Finetune.trainable(self)
+    def trainable(self, model):
+        return Finetune.trainable(self, model)
 
-    def steps(self) -> int:
-        return self.schedule.total_steps
-
-    def segment(self, step: int) -> tuple[int, int]:
-        first = step - step % self.schedule.interval
-        return first, self.trainer.t_max  # restarted at each pruning, still scheduled over t_max
-
-    def before_step(self, step: int) -> StepAction:
-        sparsity = self.schedule.prunes_at(step)
-        if sparsity is None:
-            return StepAction.TRAIN
-        for module in self.trainer.masked.values():
-            pruning.magnitude_prune(module, sparsity)
-        return StepAction.RESTART
-
-    def evaluate_now(self, done: int) -> bool:
-        return super().evaluate_now(done) or self.schedule.level_ending_at(done) is not None
-
-    def on_evaluation(self, row: dict) -> None:
-        level = self.schedule.level_ending_at(row["step"])
-        if level is None:
-            return
-        self.results[f"{level:g}"] = {"step": row["step"], "sparsity": row["sparsity"],
-                                      "id": row["dev"], "ood": {k: row[k] for k in self.trainer.data.ood}}
-        if self.config.method == "imp-rw":
-            pruning.save_masks(self.trainer.masked, self.trainer.run.file(paths.level_mask(level)))
-
-    def reads_ood(self, step: int) -> bool:
-        return self.schedule.level_ending_at(step) is not None
-
-    def selectable(self, step: int) -> bool:
-        return step == self.steps()  # no selection: the run's own result is its last level
-
-    def levels(self) -> dict:
-        return dict(self.results)
-
-    def state(self) -> dict:
-        return {"levels": self.results}
-
-    def load_state(self, state: dict) -> None:
-        self.results = dict(state["levels"])
+    def before_step(self, model, step):
+        sparsity = self.schedule.sparsity_steps.get(step)
+        if sparsity is not None:
+            for module in masked(model).values():
+                pruning.magnitude_prune(module, sparsity)

@@ -5,30 +5,46 @@ to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
 
 from __future__ import annotations
 
-from .. import models
+from .. import models, schedule
 from ..pruning import schedules
-from .base import Method
+from .base import Method, masked
 
 
 class MaskTraining(Method):
+    prunes = True
+
+    @classmethod
+    def validate(cls, config) -> None:
+        super().validate(config)
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        evaluations = schedule.every(config.eval_interval, t_max)
+        resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
+        return schedule.Schedule(per_epoch, t_max, t_max, evaluations,
+                                 schedule.selectable(config, evaluations, t_max, resets), sparsity_steps=resets)
+
+    @classmethod
+    def describe(cls, config) -> str:
+        x = f"{config.sparsity_init:g}->{config.sparsity:g}" if config.sparsity_init is not None else f"{config.sparsity:g}"
+        return x + (" soft" if config.mask_init == "soft" else "")
+
     def masked_layers(self):
         return models.is_mask_trained
 
-    def sparsity_at(self, step: int) -> float:
-        return schedules.sparsity_at(self.config, step, self.trainer.t_max)
-
-    def trainable(self):
+    def prepare(self, model):
         cfg = self.config
-        self.trainer.model.requires_grad_(False)  # weights and classifier frozen (authors' convention)
-        for module in self.trainer.masked.values():
-            module.start_mask_training(cfg.mask_init, self.sparsity_at(0), cfg.phi, cfg.alpha, cfg.threshold_ties)
-        return [m.mask_scores for m in self.trainer.masked.values()]
+        for module in masked(model).values():
+            module.start_mask_training(cfg.mask_init, self.schedule.sparsity_steps[0], cfg.phi, cfg.alpha,
+                                       cfg.threshold_ties)
 
-    def after_step(self, done: int) -> None:
-        if done % self.config.eval_interval == 0 or done == self.steps():  # algorithm 2, line 15
-            sparsity = self.sparsity_at(done)
-            for module in self.trainer.masked.values():
+    def trainable(self, model):
+        # weights and classifier frozen (the authors' convention): only the scores train
+        return [m.mask_scores for m in masked(model).values()]
+
+    def after_step(self, model, done):
+        sparsity = self.schedule.sparsity_steps.get(done)
+        if sparsity is not None:  # algorithm 2, line 15
+            for module in masked(model).values():
                 module.reset_threshold(sparsity, self.config.threshold_ties)
-
-    def at_target(self, step: int) -> bool:
-        return schedules.at_target(self.config, step, self.trainer.t_max)

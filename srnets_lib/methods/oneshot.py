@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import torch
 
-from .. import models, pruning
-from .base import Method
+from .. import models, pruning, schedule
+from .base import Method, masked
 
 
 class OneShot(Method):
+    prunes = True
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        return schedule.Schedule(per_epoch, t_max, 0, (0,), frozenset({0}), restarts=(),
+                                 sparsity_steps={0: config.sparsity})
+
     def masked_layers(self):
         return models.is_imp_prunable
 
-    def trainable(self):
-        cfg = self.config
-        generator = torch.Generator().manual_seed(cfg.seed)
-        for module in self.trainer.masked.values():
-            if cfg.method == "omp":
-                pruning.magnitude_prune(module, cfg.sparsity)
+    def prepare(self, model):
+        generator = torch.Generator().manual_seed(self.config.seed)
+        for module in masked(model).values():
+            if self.config.method == "omp":
+                pruning.magnitude_prune(module, self.config.sparsity)
             else:
-                pruning.random_prune(module, cfg.sparsity, generator)
-        return []
+                pruning.random_prune(module, self.config.sparsity, generator)
 
-    def steps(self) -> int:
-        return 0
+    def trainable(self, model):
+        return []

@@ -68,10 +68,12 @@ class MaskedLinear(nn.Module):
         self.bias = linear.bias
         self.register_buffer("mask", torch.ones_like(linear.weight, dtype=torch.bool))
         self.register_buffer("mask_values", torch.ones_like(linear.weight), persistent=False)  # `mask` as 1.0 / 0.0
-        self.mask_scores: nn.Parameter | None = None
-        self.register_buffer("threshold", torch.zeros((), device=linear.weight.device), persistent=False)
+        self.register_parameter("mask_scores", None)  # m_hat, while mask training
+        self.register_buffer("threshold", torch.zeros((), device=linear.weight.device))
         self.cache_eval_weight = True  # off under torch.compile (a Python-side cache)
         self._cached: torch.Tensor | None = None  # masked weight, valid while nothing trains
+        # mask, scores and threshold are module state: a loaded state dict brings the mask in force
+        self.register_load_state_dict_post_hook(lambda module, keys: module._loaded())
 
     # --- which mask is in force -------------------------------------------------------
     def binary_mask(self) -> torch.Tensor:
@@ -99,6 +101,11 @@ class MaskedLinear(nn.Module):
 
     def invalidate(self) -> None:
         self._cached = None
+
+    @torch.no_grad()
+    def _loaded(self) -> None:
+        self.mask_values.copy_(self.mask)
+        self.invalidate()
 
     @torch.no_grad()
     def set_mask(self, mask: torch.Tensor) -> None:
@@ -199,6 +206,11 @@ def install(model: nn.Module, is_prunable) -> dict[str, MaskedLinear]:
         masked[name] = MaskedLinear(linear)
         setattr(parent, child, masked[name])
     return masked
+
+
+def masked_modules(model: nn.Module) -> dict[str, MaskedLinear]:
+    """The model's masked layers by name, in module order."""
+    return {name: module for name, module in model.named_modules() if isinstance(module, MaskedLinear)}
 
 
 def invalidate_all(masked: dict[str, MaskedLinear]) -> None:

@@ -27,8 +27,3 @@ SCHEDULES = {"fixed": fixed, "cubic": cubic}
 def sparsity_at(config, step: int, t_max: int) -> float:
     """A mask-training run's scheduled sparsity after `step` of its `t_max` steps."""
     return SCHEDULES[config.schedule](step, t_max, config.sparsity, config.sparsity_init, config.ramp_end)
-
-
-def at_target(config, step: int, t_max: int) -> bool:
-    """Whether that sparsity is the run's target (only such checkpoints are selected)."""
-    return abs(sparsity_at(config, step, t_max) - config.sparsity) < 1e-9

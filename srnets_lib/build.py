@@ -1,0 +1,174 @@
+"""A run's set-up, in a straight line: data (and the bias model's or teacher's predictions it
+needs), tokenizer, model, the weights or mask it starts from, its method and schedule, and the
+objects the training loop (fit.py) calls: batches, forward-and-loss, evaluator."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import bias as bias_lib
+from . import dropout, losses, methods, models, pruning, runtime, step
+from .config import RunConfig
+from .data import TaskData, fingerprints, load_task
+from .data.encode import Encoded, collate, encode, train_batches
+from .evaluation import Evaluator, predict
+from .request import Request
+from .runs import Run
+from .schedule import Schedule
+
+
+@dataclass
+class TrainingRun:
+    config: RunConfig
+    store: Run
+    data: TaskData
+    fingerprint: dict[str, str]  # of the data as read (before rows without a bias prediction are dropped)
+    model: torch.nn.Module
+    method: methods.Method
+    schedule: Schedule
+    trainable: dict[str, torch.nn.Parameter]
+    batches: "Batches"
+    forward: step.ForwardLoss
+    evaluator: Evaluator
+    bias_source: str | None
+
+    def optimization(self, at_step: int) -> step.Optimization:
+        """The optimiser and lr schedule (over t_max) of the segment that step `at_step` is in."""
+        cfg = self.config
+        return step.Optimization(list(self.trainable.values()), cfg.lr, cfg.weight_decay, self.schedule.t_max,
+                                 step.warmup_steps(cfg.warmup_steps, cfg.warmup_ratio, self.schedule.t_max),
+                                 cfg.max_grad_norm, cfg.grad_clip)
+
+
+def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
+    data = load_task(config.task, config.data)
+    fingerprint = fingerprints(data)
+    bias_probs, bias_source = authors_bias(config, data)
+    tokenizer = models.load_tokenizer(config.backbone)
+    pad_id = tokenizer.pad_token_id or 0
+    model = models.load_model(config.backbone, len(data.label_names), config.num_layers, seed=config.seed,
+                              pooling=config.pooling).to(runtime.device())
+    models.check_max_length(model.config, config.max_length, config.backbone)
+    if config.dropout_rng == "fast":
+        dropout.use_fast_dropout(model)
+    if config.init_from is not None:
+        store.of(config.init_from).load_weights(model, config.init_step)
+    method = methods.create(config, len(data.train))
+    install_masks(model, method, store)
+    tokenizer_id = models.backbone_id(config.backbone, None)
+    encoded = {name: encode(split, tokenizer, config.max_length, tokenizer_id)
+               for name, split in [("train", data.train), *data.eval_splits.items()]}
+    if bias_probs is None and config.loss in losses.NEEDS_BIAS:
+        bias_probs, bias_source = our_bias(config, data, tokenizer, model)
+    teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
+    method.prepare(model)
+    trainable = set_trainable(model, method.trainable(model))
+    compiled = runtime.compiled()
+    batches = Batches(config, encoded["train"], pad_id, method.schedule.steps_per_epoch, compiled, bias_probs,
+                      teacher_probs)
+    evaluator = Evaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
+                          runtime.compile(model) if compiled else None)
+    forward = step.ForwardLoss(model, config.loss, config.precision, compiled)
+    return TrainingRun(config, store, data, fingerprint, model, method, method.schedule, trainable, batches,
+                       forward, evaluator, bias_source)
+
+
+def install_masks(model, method: methods.Method, store: Run) -> None:
+    """MaskedLinear where the method masks; a subnetwork fine-tuned in isolation (section 4.3)
+    gets its source run's mask (one level's for an imp-rw run)."""
+    layers = method.masked_layers()
+    if not layers:
+        return
+    masked = pruning.install(model, layers)
+    for module in masked.values():
+        module.cache_eval_weight = not runtime.compiled()
+    config = method.config
+    if config.mask_from is not None:
+        source = store.of(config.mask_from)
+        masks = source.masks(config.mask_level)
+        pruning.apply_masks(masked, {n: m for n, m in masks.items() if n in masked}, str(source.dir))
+
+
+def set_trainable(model, params: list[torch.nn.Parameter]) -> dict[str, torch.nn.Parameter]:
+    """Freeze everything but `params` (a method's declaration); return them by name, in order."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    model.requires_grad_(False)
+    for p in params:
+        p.requires_grad_(True)
+    return {names[id(p)]: p for p in params}
+
+
+def authors_bias(config: RunConfig, data: TaskData):
+    """(probs, source) from the authors' bias-model files (bias_model=authors); training rows they
+    have no prediction for are dropped, as theirs (QQP). (None, None) otherwise."""
+    if config.loss not in losses.NEEDS_BIAS or config.bias_model != "authors":
+        return None, None
+    probs, kept = bias_lib.authors_predictions(config.task, data.train, config.bias_path)
+    if len(kept) < len(data.train):
+        dropped = len(data.train) - len(kept)
+        data.train = data.train.subset(kept, f"training rows without an authors' bias prediction dropped: {dropped}")
+        data.description += "; " + data.train.notes[-1]
+    source = f"authors' predictions ({bias_lib.AUTHORS_FILES[config.task][0]})"
+    return torch.from_numpy(probs).float().to(runtime.device()), source
+
+
+def our_bias(config: RunConfig, data: TaskData, tokenizer, model):
+    """(probs, source) from this project's out-of-fold bias model (bias.py)."""
+    predictions = bias_lib.bias_predictions(config.task, data, tokenizer, models.input_embeddings(model),
+                                            config.backbone, config.word_vectors)
+    source = f"ours (out-of-fold logistic regression; word vectors: {predictions.vectors_source})"
+    return torch.from_numpy(predictions.probs["train"]).float().to(runtime.device()), source
+
+
+def teacher_predictions(config: RunConfig, store: Run, data: TaskData, train: Encoded, pad_id: int,
+                        batch_size: int) -> torch.Tensor | None:
+    """The confreg teacher's (a std full model's) probabilities on the training set."""
+    if config.loss != "confreg":
+        return None
+    spec = config.teacher
+    teacher = models.load_model(spec.backbone, len(data.label_names), spec.num_layers,
+                                pooling=spec.pooling).to(runtime.device())
+    store.of(spec).load_weights(teacher)
+    return torch.from_numpy(predict(teacher, train, batch_size, pad_id, config.precision)).to(runtime.device())
+
+
+class Batches:
+    """Training batches on the device: (step, batch) for steps start..end-1. Epoch e shuffles
+    with seed (seed, e), so a resumed run sees the same batches. Length-grouped batches with
+    dynamic padding, or random batches padded to max_length (padding=max_length, the authors')."""
+
+    def __init__(self, config: RunConfig, encoded: Encoded, pad_id: int, steps_per_epoch: int, compiled: bool,
+                 bias_probs=None, teacher_probs=None):
+        self.config, self.encoded, self.pad_id, self.per_epoch = config, encoded, pad_id, steps_per_epoch
+        self.compiled, self.bias_probs, self.teacher_probs = compiled, bias_probs, teacher_probs
+
+    def __call__(self, start: int, end: int):
+        if end <= 0:
+            return
+        grouped = self.config.padding == "dynamic"
+        for epoch in itertools.count(start // self.per_epoch):
+            rng = np.random.default_rng([self.config.seed, epoch])
+            for position, index in enumerate(train_batches(self.encoded, self.config.batch_size, rng, grouped)):
+                at = epoch * self.per_epoch + position
+                if at >= end:
+                    return
+                if at >= start:
+                    yield at, self.batch(index)
+
+    def batch(self, index: np.ndarray) -> dict:
+        """Inputs, labels, the bias model's and teacher's probabilities, and whether it is full."""
+        cfg, encoded = self.config, self.encoded
+        if cfg.padding == "max_length":
+            width = cfg.max_length
+        else:
+            width = step.bucket(int(encoded.lengths[index].max()), cfg.max_length) if self.compiled else None
+        where = torch.from_numpy(index).to(runtime.device())
+        return {"inputs": runtime.model_inputs(collate(encoded, index, self.pad_id, pad_to=width)),
+                "labels": torch.from_numpy(encoded.labels[index]).to(runtime.device()),
+                "bias_probs": None if self.bias_probs is None else self.bias_probs[where],
+                "teacher_probs": None if self.teacher_probs is None else self.teacher_probs[where],
+                "full_batch": len(index) == cfg.batch_size}

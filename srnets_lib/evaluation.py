@@ -1,0 +1,97 @@
+"""Evaluation and checkpoint selection: class probabilities over a split, a task's scores on its
+ID dev set and OOD sets, and the best checkpoint on the ID dev metric (appendix B.3.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import pruning, runtime, step
+from .data.encode import Encoded, collate, eval_batches
+from .metrics import split_metric
+
+
+@torch.inference_mode()
+def predict(model, encoded: Encoded, batch_size: int, pad_id: int, precision: str = "fp32",
+            forward=None, max_length: int | None = None, pad_to: int | None = None) -> np.ndarray:
+    """Class probabilities for every example of an encoded split, in the split's order.
+    `forward` (a compiled model) gets static shapes: lengths padded to a bucket (or `pad_to`)
+    and every batch padded to `batch_size` rows (the padding rows' outputs are dropped)."""
+    model.eval()
+    probs = np.zeros((len(encoded), model.config.num_labels), dtype=np.float32)
+    for index in eval_batches(encoded, batch_size):
+        if forward is None:
+            inputs = runtime.model_inputs(collate(encoded, index, pad_id, pad_to))
+            call = model
+        else:
+            width = pad_to or step.bucket(int(encoded.lengths[index].max()), max_length)
+            rows = np.concatenate([index, np.full(batch_size - len(index), index[0])])
+            inputs = runtime.model_inputs(collate(encoded, rows, pad_id, pad_to=width))
+            call = forward
+            if runtime.device().type == "cuda":
+                torch.compiler.cudagraph_mark_step_begin()
+        with runtime.autocast(precision):
+            logits = call(**inputs).logits[: len(index)]
+        probs[index] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+    return probs
+
+
+class Evaluator:
+    """A task's scores: `dev` (ID, the selection metric) and each OOD set, by its metric."""
+
+    def __init__(self, data, encoded: dict[str, Encoded], batch_size: int, pad_id: int, precision: str,
+                 max_length: int, forward=None):
+        self.data, self.encoded, self.batch_size, self.pad_id = data, encoded, batch_size, pad_id
+        self.precision, self.max_length, self.forward = precision, max_length, forward
+
+    @property
+    def ood(self) -> tuple[str, ...]:
+        return tuple(self.data.ood)
+
+    def scores(self, model, splits=None) -> dict[str, float]:
+        """Scores on the named splits (default: dev and every OOD set); leaves the model training."""
+        pruning.masks.invalidate_all(pruning.masked_modules(model))
+        scores = {}
+        for name, split in self.data.eval_splits.items():
+            if splits is not None and name not in splits:
+                continue
+            probs = predict(model, self.encoded[name], self.batch_size, self.pad_id, self.precision,
+                            self.forward, self.max_length)
+            scores[name] = split_metric(self.data.metric_of(name), split, probs.argmax(axis=1))
+        model.train()
+        return scores
+
+
+class Selection:
+    """The best checkpoint so far on the ID dev score among the selectable ones (the first of
+    equals), kept as a copy of what differs between checkpoints: the trained tensors and the
+    masks in force (mask buffers and thresholds)."""
+
+    def __init__(self, trainable: list[str], selectable: frozenset[int]):
+        self.trainable, self.selectable = trainable, selectable
+        self.row: dict | None = None
+        self.snapshot: dict[str, torch.Tensor] | None = None
+
+    def consider(self, row: dict, model) -> None:
+        if row["step"] in self.selectable and (self.row is None or row["dev"] > self.row["dev"]):
+            self.row, self.snapshot = row, self._snapshot(model)
+
+    def _snapshot(self, model) -> dict[str, torch.Tensor]:
+        names = set(self.trainable)
+        for name in pruning.masked_modules(model):
+            names |= {f"{name}.mask", f"{name}.threshold"}
+        return {k: v.detach().clone() for k, v in model.state_dict().items() if k in names}
+
+    def restore(self, model, fallback: dict) -> dict:
+        """Load the selected checkpoint into `model` (the last one, `fallback`, if none was
+        selectable); return its evaluation row."""
+        if self.row is None:
+            return fallback
+        model.load_state_dict(self.snapshot, strict=False)
+        return self.row
+
+    def state(self) -> dict:
+        return {"row": self.row, "snapshot": self.snapshot}
+
+    def load_state(self, state: dict) -> None:
+        self.row, self.snapshot = state["row"], state["snapshot"]

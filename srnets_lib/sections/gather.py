@@ -1,0 +1,58 @@
+"""A section's results gathered from the run store (final.json, metrics.jsonl) into DataFrames,
+the points the store lacks, and computing them in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..params import Params
+from ..recipes import graph
+from ..runs import Run
+from .base import Point
+
+# the columns of `frame`, besides one "ood:<set>" column per OOD evaluation set
+COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "sparsity", "key", "metric", "ood_metric"]
+
+
+def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> None:
+    """Run every point the store lacks, in this process (dependencies first; shared runs once)."""
+    from ..executors import LocalExecutor
+    from ..models import check_backbones
+
+    runs = graph(points, params)
+    check_backbones([node.config for node in runs])
+    LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
+
+
+def missing(points: list[Point], root=None) -> list[Point]:
+    """The points whose run has not finished (no final.json)."""
+    return [p for p in points if not Run(p.config, root).done]
+
+
+def frame(points: list[Point], root=None) -> pd.DataFrame:
+    """One row per finished point: `COLUMNS` and each OOD set's score."""
+    rows = []
+    for p in points:
+        run = Run(p.config, root)
+        if not run.done:
+            continue
+        final = run.result()
+        result = final if p.level is None else final.levels[f"{p.level:g}"]
+        row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
+               "id": result.id, "sparsity": result.sparsity, "key": run.key, "metric": final.metric,
+               "ood_metric": final.ood_metric}
+        row.update({f"ood:{k}": v for k, v in result.ood.items()})
+        rows.append(row)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS)
+
+
+def curves(points: list[Point], root=None) -> pd.DataFrame:
+    """Every evaluation (metrics.jsonl) of each point's run: for training-curve figures."""
+    rows = []
+    for p in points:
+        for r in Run(p.config, root).metrics():
+            rows.append({"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, **r})
+    return pd.DataFrame(rows)

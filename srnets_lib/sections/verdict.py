@@ -1,0 +1,115 @@
+"""Verdicts: a paper claim judged on a build's results, as a record (the values that decide it,
+the rule and its thresholds, holds or not, the margin), and the markdown a page renders from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A claim of the paper as the book judges it: a short id, the claim as a page quotes it, and
+    the decision rule in words with its thresholds (fractions: 0.01 = 1 point)."""
+
+    id: str
+    text: str
+    rule: str
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One statement judged on one task (and one series, sparsity or budget) of a build."""
+
+    claim: str  # the statement's id
+    statement: str
+    task: str
+    subject: str  # what was judged, as the page names it: "nli, mask train (poe) at sparsity 0.5"
+    rule: str
+    thresholds: dict[str, float]
+    holds: bool | None  # None: not measurable, `reason` says why
+    margin: float | None = None  # the deciding value minus its threshold (the smallest over the rule's conditions)
+    values: dict[str, float] = field(default_factory=dict)  # the means over seeds that decide it
+    measured: str = ""  # those values as the page states them
+    seeds: int = 0  # the fewest seeds behind a deciding value
+    reason: str = ""
+    notes: tuple[str, ...] = ()  # what qualifies the verdict: a collapsed reference, the seeds' spread
+    group: str = ""  # the page's facet (C.5: the backbone)
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+class Measures:
+    """One task's rows of a results frame (sections.gather.frame): means over seeds of a series'
+    ID or OOD score, remembering the fewest seeds read."""
+
+    def __init__(self, df: pd.DataFrame, task: str):
+        self.task = task
+        self.rows = df[df.task == task] if "task" in df else df
+        ood = [c for c in self.rows.columns if c.startswith("ood:") and self.rows[c].notna().any()]
+        self.ood = ood[0] if ood else None  # the task's OOD set
+        self.counts: list[int] = []
+
+    @property
+    def ood_name(self) -> str:
+        return self.ood[4:] if self.ood else "OOD"
+
+    def values(self, series: str, column: str = "id", x: float | None = None) -> pd.Series:
+        """One value per seed (at x, if given); column "ood" is the task's OOD set."""
+        column = self.ood if column == "ood" else column
+        sub = self.rows[self.rows.series == series] if len(self.rows) else self.rows
+        if column not in sub:
+            return pd.Series(dtype=float)
+        if x is not None:
+            sub = sub[(sub.x - x).abs() < 1e-9]
+        return sub[column].dropna()
+
+    def mean(self, series: str, column: str = "id", x: float | None = None) -> float | None:
+        values = self.values(series, column, x)
+        if values.empty:
+            return None
+        self.counts.append(len(values))
+        return float(values.mean())
+
+    def spread(self, series: str, column: str = "id", x: float | None = None) -> float:
+        """The seeds' standard deviation, as the tables print it after ± (ddof 0; 0 for one seed)."""
+        values = self.values(series, column, x)
+        return float(values.std(ddof=0)) if len(values) > 1 else 0.0
+
+    def verdict(self, statement: Statement, subject: str, holds: bool | None, margin: float | None = None,
+                **fields) -> Verdict:
+        return Verdict(statement.id, statement.text, self.task, subject, statement.rule, statement.thresholds,
+                       holds, margin, seeds=min(self.counts, default=0), **fields)
+
+    def unmeasurable(self, statement: Statement, subject: str, reason: str = "runs missing", **fields) -> Verdict:
+        return self.verdict(statement, subject, None, reason=reason, **fields)
+
+
+def _sentence(v: Verdict, first: bool) -> str:
+    if v.holds is None and not v.measured:
+        return f"not measurable ({v.reason})." if first else f"{v.statement}: not measurable ({v.reason})."
+    outcome = (f"**not measurable** here: {v.reason}" if v.holds is None
+               else f"**{'confirmed' if v.holds else 'not confirmed'}** here")
+    return " ".join([f"{v.measured}: {v.statement} is {outcome}.", *v.notes])
+
+
+def render(verdicts: list[Verdict]) -> str:
+    """Markdown: a bold line per group, then a bullet per subject; verdicts on one subject share
+    its bullet, and one not measurable for the same reason as the one before it is said once."""
+    lines, group, line, said = [], None, None, set()
+    for v in verdicts:
+        if v.group != group:
+            group, line = v.group, None
+            lines += [f"\n**{group}**\n"] if group else []
+        if (v.task, v.subject) != line:
+            line, said = (v.task, v.subject), set()
+            lines.append(f"- {v.subject}:")
+        if v.holds is None and not v.measured and v.reason in said:
+            continue
+        lines[-1] += " " + _sentence(v, first=lines[-1].endswith(":"))
+        said.add(v.reason)
+    return "\n".join(lines).strip()
