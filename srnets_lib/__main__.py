@@ -1,5 +1,6 @@
-"""Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`
-and `python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours).
+"""Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`,
+`python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours) and
+`python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -76,12 +77,19 @@ def main(argv=None) -> int:
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
     planner.add_argument("--eval-examples-per-second", type=float, default=None)
     planner.add_argument("--runs-per-gpu", type=int, default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
+    rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
+    rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
+    rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             return _run(args)
         if args.command == "plan":
             return _plan(args)
+        if args.command == "rekey":
+            from .rekey import main as rekey_main
+
+            return rekey_main(args)
         from .sweep import main as sweep_main
 
         return sweep_main(args)

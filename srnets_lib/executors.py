@@ -187,7 +187,8 @@ def execute(config: RunConfig, request: Request | None = None, root: Path | None
     from .models import check_backbones
 
     root = Path(root) if root is not None else paths.runs_root()
-    graph = RunGraph(request)
+    request = request or Request()
+    graph = RunGraph(Request(eval_batch_size=request.eval_batch_size))  # what dependencies keep: needs()
     graph.add(config, request)
     check_backbones([config])
     LocalExecutor(progress=False, raise_errors=True).run(graph, root)
