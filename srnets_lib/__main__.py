@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import methods, paths
 from . import params as params_lib
-from . import paths
 
 
 def _run(args) -> int:
@@ -28,7 +28,7 @@ def _run(args) -> int:
     seed = choice.get("seed", p.preset.seeds[0])
     sparsity = choice.get("sparsity", p.preset.sparsities[0])
     recipes = Recipes(p)
-    if method == "finetune":
+    if not methods.get(method).prunes:
         config = recipes.full(task, loss, seed)
     elif choice.get("from", "std") == "pt":
         config = recipes.prune_pt(task, method, loss, sparsity, seed)

@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import dropout, models, pruning, runtime, step
-from .config import DataConfig
+from . import dropout, methods, models, pruning, runtime, step
+from .config import DataConfig, RunConfig
 from .data import load_task
 from .data.encode import Encoded, collate, encode, eval_batches, train_batches
 
@@ -157,25 +157,23 @@ def _sync():
 
 
 def _prepare(model_name: str, workload: str, variant: str):
-    """(model, trainable parameters) of one workload and variant."""
+    """(model, trainable parameters) of one workload and variant, set up by the method itself
+    (methods/): masks where it masks, at 50% sparsity (IMP: its first pruning, to 50%), and what
+    it trains (embeddings frozen, as in params/toy.yaml)."""
+    from .build import set_trainable
+
     naive = variant == "naive"
     _, _, dropout_rng, compiled = VARIANTS[variant]
     model = build_model(model_name, 3, naive, dropout_rng).to(runtime.device())
-    masked = {}
-    if workload in ("mask", "imp"):
-        masked = pruning.install(model, models.is_mask_trained if workload == "mask" else models.is_imp_prunable)
-    for module in masked.values():
+    sparsity = 0.5 if methods.get(workload).prunes else 0.0
+    method = methods.create(RunConfig(task="nli", method=workload, sparsity=sparsity, imp_delta_s=0.5,
+                                      train_embeddings=False), 1000)
+    layers = method.masked_layers()
+    for module in (pruning.install(model, layers) if layers else {}).values():
         module.cache_eval_weight = not compiled
-    if workload == "mask":
-        model.requires_grad_(False)
-        for module in masked.values():
-            module.start_mask_training("hard", 0.5)
-        trainable = [m.mask_scores for m in masked.values()]
-    else:
-        models.embeddings(model).requires_grad_(False)
-        for module in masked.values():
-            pruning.magnitude_prune(module, 0.5)
-        trainable = [p for p in model.parameters() if p.requires_grad]
+    method.prepare(model)
+    method.before_step(model, 0)
+    trainable = list(set_trainable(model, method.trainable(model)).values())
     if naive:  # autograd through every frozen weight; only `trainable` is stepped
         model.requires_grad_(True)
     return model, trainable

@@ -124,13 +124,6 @@ class RunConfig(_Frozen):
     @model_validator(mode="after")
     def _check(self):
         methods.get(self.method).validate(self)  # what the method reads (methods/)
-        if self.sparsity_init is not None:
-            if self.schedule != "cubic":
-                raise ValueError("sparsity_init is only used by schedule=cubic")
-            if self.sparsity_init > self.sparsity:
-                raise ValueError("sparsity_init must not exceed sparsity")
-        if self.schedule == "cubic" and (self.method != "mask" or self.sparsity_init is None):
-            raise ValueError("schedule=cubic is for method=mask with sparsity_init set (section 5.2)")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()

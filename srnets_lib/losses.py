@@ -2,7 +2,8 @@
 model's probabilities; never called inside a model's forward.
 
 beta_i = bias_probs[i, y_i], the bias model's probability of the gold class.
-Reductions follow the authors' code (GUIDE): poe and confreg average over the batch,
+Reductions follow the authors' code (hg_transformers/clf_distill_loss_functions.py of
+llyx97/sparse-and-robust-PLM): poe and confreg average over the batch,
 reweight divides by the sum of the weights.
 """
 

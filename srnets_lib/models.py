@@ -16,8 +16,9 @@ from torch import nn
 
 from . import paths
 
-# Which nn.Linear layers carry masks, as in the authors' code (GUIDE, "What the authors' code
-# does"): the paper's text defines theta_pr as the Transformer matrices plus the classifier, but
+# Which nn.Linear layers carry masks, as in the authors' code (hg_transformers/modeling_bert.py and
+# masking/maskers.py of llyx97/sparse-and-robust-PLM; their mask-training scripts pass
+# --mask_classifier true --train_classifier false): the paper's text defines theta_pr as the Transformer matrices plus the classifier, but
 # the code that produced the figures also masks the pooler and treats the classifier per method:
 #   mask training        Q, K, V, attention output, FFN in/out of every layer, the pooler and the
 #                        classifier (masked, frozen)                          is_mask_trained

@@ -1,4 +1,4 @@
-"""The real-data loaders on small fixtures in the original formats (GUIDE "Data formats"), and
+"""The real-data loaders on small fixtures in the original formats (GLUE tsv, HANS txt, FEVER jsonl), and
 the hub path on locally built `datasets` objects with the hub's schema (no network)."""
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Loaders for the original files (GUIDE "Data formats"), with errors naming file and line.
+"""Loaders for the original files in the formats their datasets distribute (GLUE tsv, HANS txt,
+PAWS tsv, FEVER and FEVER-Symmetric jsonl), with errors naming file and line.
 
 Folder layout under `data.path` (relative paths resolve against the project root; with
 `data.source: hub` the folder defaults to `data/` and holds only the starred files, the

@@ -10,36 +10,36 @@ and resuming a run needs no method-specific code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import Callable, ClassVar
 
 import torch
 
-from .. import pruning
 from ..schedule import Schedule
-
-if TYPE_CHECKING:  # the config module imports this package (the method registry)
-    from ..config import RunConfig
 
 
 class Method:
     prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
+    gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
 
-    def __init__(self, config: "RunConfig", schedule: Schedule):
+    def __init__(self, config, schedule: Schedule):
         self.config, self.schedule = config, schedule
 
     # --- declarations (class level: plan and config validation read them) --------------------
     @classmethod
-    def validate(cls, config: "RunConfig") -> None:
+    def validate(cls, config) -> None:
         """Raise ValueError naming the field when `config` is not a valid run of this method."""
         if cls.prunes and config.sparsity <= 0:
             raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
+        if not cls.gradual and (config.schedule != "fixed" or config.sparsity_init is not None):
+            raise ValueError(f"schedule={config.schedule} and sparsity_init are for gradual mask training "
+                             f"(section 5.2), not method={config.method}")
 
     @classmethod
-    def schedule(cls, config: "RunConfig", train_rows: int) -> Schedule:
+    def schedule(cls, config, train_rows: int) -> Schedule:
         raise NotImplementedError
 
     @classmethod
-    def describe(cls, config: "RunConfig") -> str:
+    def describe(cls, config) -> str:
         """The run's sparsity as `plan` prints it."""
         return f"{config.sparsity:g}" if cls.prunes else "-"
 
@@ -70,7 +70,3 @@ class Method:
     def load_state(self, state: dict) -> None:
         pass
 
-
-def masked(model: torch.nn.Module) -> dict[str, pruning.MaskedLinear]:
-    """The model's masked layers by name, in module order."""
-    return pruning.masked_modules(model)

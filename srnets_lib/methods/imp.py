@@ -19,7 +19,7 @@ section 4.2 describes and its figures (imp std and imp poe differ) imply.
 from __future__ import annotations
 
 from .. import models, pruning, schedule
-from .base import Method, masked
+from .base import Method
 from .finetune import Finetune
 
 
@@ -64,5 +64,5 @@ class IMP(Method):
     def before_step(self, model, step):
         sparsity = self.schedule.sparsity_steps.get(step)
         if sparsity is not None:
-            for module in masked(model).values():
+            for module in pruning.masked_modules(model).values():
                 pruning.magnitude_prune(module, sparsity)

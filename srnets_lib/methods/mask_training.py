@@ -5,17 +5,23 @@ to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
 
 from __future__ import annotations
 
-from .. import models, schedule
+from .. import models, pruning, schedule
 from ..pruning import schedules
-from .base import Method, masked
+from .base import Method
 
 
 class MaskTraining(Method):
     prunes = True
 
+    gradual = True
+
     @classmethod
     def validate(cls, config) -> None:
         super().validate(config)
+        if (config.schedule == "cubic") != (config.sparsity_init is not None):
+            raise ValueError("schedule=cubic goes with sparsity_init, the sparsity it starts from (section 5.2)")
+        if config.sparsity_init is not None and config.sparsity_init > config.sparsity:
+            raise ValueError("sparsity_init must not exceed sparsity")
 
     @classmethod
     def schedule(cls, config, train_rows):
@@ -35,16 +41,16 @@ class MaskTraining(Method):
 
     def prepare(self, model):
         cfg = self.config
-        for module in masked(model).values():
+        for module in pruning.masked_modules(model).values():
             module.start_mask_training(cfg.mask_init, self.schedule.sparsity_steps[0], cfg.phi, cfg.alpha,
                                        cfg.threshold_ties)
 
     def trainable(self, model):
         # weights and classifier frozen (the authors' convention): only the scores train
-        return [m.mask_scores for m in masked(model).values()]
+        return [m.mask_scores for m in pruning.masked_modules(model).values()]
 
     def after_step(self, model, done):
         sparsity = self.schedule.sparsity_steps.get(done)
         if sparsity is not None:  # algorithm 2, line 15
-            for module in masked(model).values():
+            for module in pruning.masked_modules(model).values():
                 module.reset_threshold(sparsity, self.config.threshold_ties)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from .. import models, pruning, schedule
-from .base import Method, masked
+from .base import Method
 
 
 class OneShot(Method):
@@ -23,7 +23,7 @@ class OneShot(Method):
 
     def prepare(self, model):
         generator = torch.Generator().manual_seed(self.config.seed)
-        for module in masked(model).values():
+        for module in pruning.masked_modules(model).values():
             if self.config.method == "omp":
                 pruning.magnitude_prune(module, self.config.sparsity)
             else:
