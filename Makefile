@@ -28,8 +28,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e ".[test,ray]"
 	touch $@
 
-# the notebooks read their default params_file from SRNETS_PARAMS
+# the notebooks read their default params_file from SRNETS_PARAMS; the sweep computes every run,
+# then the book build only gathers (SRNETS_COMPUTE=0: missing runs show as missing)
 book: export SRNETS_PARAMS = $(PARAMS)
+book: export SRNETS_COMPUTE = 0
 book: $(STAMP)
 	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR)
 	$(VENV)/bin/jupyter-book build --all --path-output $(BOOK_OUT) .   # --all: re-execute every notebook

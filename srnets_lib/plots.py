@@ -1,5 +1,5 @@
 """Paper-style figures (metric vs sparsity, mean +- std band over seeds, full-model reference
-lines) and tables (mean +- std) from a recipes.frame DataFrame."""
+lines) and tables (mean +- std) from a sections.gather.frame DataFrame."""
 
 from __future__ import annotations
 
@@ -77,9 +77,3 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
     out = (mean.round(2).astype(str) + " ± " + std.round(2).astype(str)).mask(mean.isna(), "–")
     out["seeds"] = grouped.size()  # "–": this task has no such OOD set
     return out
-
-
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Numeric means over seeds (for the sentences that compare with the paper)."""
-    cols = [c for c in metric_columns(df) if df[c].notna().any()]
-    return df.groupby(["task", "series", "x"])[cols].mean()

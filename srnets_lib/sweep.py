@@ -42,7 +42,7 @@ def sections(notebooks: list[str], params) -> dict[str, list]:
 
 def graph(notebooks: list[str], params):
     """(the RunGraph behind the notebooks, {section: the configs it shows})."""
-    from .recipes import graph as points_graph
+    from .sections.gather import graph as points_graph
 
     shown = sections(notebooks, params)
     everything = points_graph([p for points in shown.values() for p in points], params)

@@ -152,16 +152,15 @@ def test_a_params_file_extends_its_base(tmp_path):
 def test_a_section_can_run_on_its_own_seeds(tmp_path):
     """sections.seeds narrows a section's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""
-    from srnets_lib import recipes, report, sweep
+    from srnets_lib import report, sections, sweep
 
     derived = tmp_path / "derived.yaml"
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
                        "sections: {seeds: {sec4_4: [2], sec4_2: null}}\n")
     p = params.load(derived)
     assert p.seeds_for("sec4_4") == [2] and p.seeds_for("sec4_2") == p.preset.seeds == [1, 2]
-    R = recipes.Recipes(p)
-    assert {point.seed for point in R.section("sec4_4")} == {2}
-    assert {point.seed for point in R.section("sec4_2")} == {1, 2}
+    assert {point.seed for point in sections.points("sec4_4", p)} == {2}
+    assert {point.seed for point in sections.points("sec4_2", p)} == {1, 2}
     jobs = sweep.jobs(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
     assert {j.seed for j in jobs if "sec4_4" in j.notebook} == {2}
     assert {j.seed for j in jobs if "sec4_2" in j.notebook} == {1, 2}

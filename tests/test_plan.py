@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from srnets_lib import params, plan
+from srnets_lib import params, plan, sections
 from srnets_lib.recipes import Recipes
 from srnets_lib.sweep import graph
 
@@ -122,14 +122,14 @@ def test_ood_runs_as_scripts_ood(R):
 
 
 def test_timing_and_gradual_sections_as_scripts(R):
-    points = R.sec5_1(["factcheck"], [1])  # mask_on_checkpoints/*.sh: 0.7 on every task
+    points = sections.points("sec5_1", R.p, tasks=["factcheck"], seeds=[1])  # mask_on_checkpoints/*.sh: 0.7 on every task
     assert [p.config.init_step for p in points] == [None, 5000, 10000, 15000, 20000, None]
     assert {p.config.sparsity for p in points} == {0.7}
     assert points[-1].config == R.prune_ft("factcheck", "mask", "poe", 0.7, 1)  # "ft to end" = 4.2's run
     gradual = R.gradual("paraphrase", 0.7, 0.9, 1, epochs=7)  # .../poe/qqp/gradual_sparsity_increase/0.9.sh
     assert (gradual.mask_init, gradual.schedule, gradual.sparsity_init, gradual.ramp_end) == ("soft", "cubic", 0.7, 1.0)
     assert gradual.select_at_target is False
-    table5 = {p.series: p.x for p in R.sec5_2(["nli"], [1]) if not p.reference}
+    table5 = {p.series: p.x for p in sections.points("sec5_2", R.p, tasks=["nli"], seeds=[1]) if not p.reference}
     assert table5["fixed, soft init"] == 3 and table5["gradual 0.2->0.9"] == 3  # table 5's caption
 
 

@@ -29,7 +29,7 @@ class Point:
 
 class Section:
     """A paper section as its notebook (book/<name>.ipynb) shows it. Subclasses declare the
-    class attributes and `points`; `figure` and `table` draw the page's usual ones."""
+    class attributes and `subnetworks` (or `points`); `figure` and `table` draw the page's usual ones."""
 
     name: str  # the notebook's stem and the key of the params file's sections.seeds
     number: str  # the paper's numbering: "4.2", "C.5"
@@ -39,8 +39,15 @@ class Section:
     claims: tuple = ()  # judged on the page's points, per group
     reference_claims: tuple = ()  # judged on every full model the page holds (section 4.2: all tasks)
     paper_table: str | None = None  # the table of paper_numbers.yaml printed beside the page's own
+    full_models = ("std", "poe")  # the losses of the full models drawn as reference lines
 
     def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
+        """For each task and seed: the full models, then the subnetworks."""
+        return [p for task in tasks for seed in seeds
+                for p in references(recipes, task, seed, self.full_models)
+                + self.subnetworks(recipes, task, seed, sparsities)]
+
+    def subnetworks(self, recipes: Recipes, task: str, seed: int, sparsities: list[float]) -> list[Point]:
         raise NotImplementedError
 
     def figure(self, page) -> list:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import paths
 from ..params import Params
-from ..recipes import graph
+from ..graph import RunGraph
 from ..runs import Run
 from .base import Point
 
@@ -17,14 +17,24 @@ from .base import Point
 COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "sparsity", "key", "metric", "ood_metric"]
 
 
-def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> None:
-    """Run every point the store lacks, in this process (dependencies first; shared runs once)."""
+def graph(points: list[Point], params: Params) -> RunGraph:
+    """The runs behind `points`, each once, dependencies first, with what each must leave behind
+    (its points' requests, else the params file's execution defaults; graph.needs)."""
+    runs = RunGraph(params.execution.request())
+    for point in points:
+        runs.add(point.config, point.request)
+    return runs
+
+
+def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> list:
+    """Run every point the store lacks, in this process (dependencies first; shared runs once);
+    one executors.Outcome per run computed."""
     from ..executors import LocalExecutor
     from ..models import check_backbones
 
     runs = graph(points, params)
     check_backbones([node.config for node in runs])
-    LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
+    return LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
 
 
 def missing(points: list[Point], root=None) -> list[Point]:

@@ -49,7 +49,7 @@ class Measures:
 
     def __init__(self, df: pd.DataFrame, task: str):
         self.task = task
-        self.rows = df[df.task == task] if "task" in df else df
+        self.rows = df[df.task == task]
         ood = [c for c in self.rows.columns if c.startswith("ood:") and self.rows[c].notna().any()]
         self.ood = ood[0] if ood else None  # the task's OOD set
         self.counts: list[int] = []
@@ -61,8 +61,8 @@ class Measures:
     def values(self, series: str, column: str = "id", x: float | None = None) -> pd.Series:
         """One value per seed (at x, if given); column "ood" is the task's OOD set."""
         column = self.ood if column == "ood" else column
-        sub = self.rows[self.rows.series == series] if len(self.rows) else self.rows
-        if column not in sub:
+        sub = self.rows[self.rows.series == series]
+        if column not in sub:  # no OOD scores for this task (yet)
             return pd.Series(dtype=float)
         if x is not None:
             sub = sub[(sub.x - x).abs() < 1e-9]

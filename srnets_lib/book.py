@@ -1,0 +1,139 @@
+"""A book page's setup in one call: `sec = book.section("sec4_2", ...)` loads the params file,
+says what the numbers are, builds the section's points, computes the runs the store lacks (unless
+told not to) and gathers the results; the notebook's cells then show `sec`'s figure, tables and
+verdicts."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import replace
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import yaml
+from IPython.display import Markdown, display
+
+from . import paper_numbers, paths, plots, report, sections
+from . import params as params_lib
+from .sections import gather
+from .sections.verdict import Verdict, render
+
+DEFAULT_PARAMS = "params/toy.yaml"
+
+
+def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, compute=None) -> "Page":
+    """The page of section `name` (a notebook's stem). params_file None: $SRNETS_PARAMS, else
+    params/toy.yaml. seeds, tasks None: the section's (params.seeds_for / tasks_for); a string is
+    read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
+    None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
+    params = params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS))
+    sparsities = None if sparsity is None else [float(sparsity)]
+    tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), _listed(seeds), sparsities)
+    display(Markdown(report.banner(params) + report.scope(params, tasks, seeds)))
+    page = Page(sections.get(name), params, tasks, seeds, sparsities)
+    failed = page.compute() if _computing(compute) else []
+    page.gather()
+    if page.missing:
+        display(Markdown(page.missing_note(failed)))
+    if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
+        raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
+    return page
+
+
+def _listed(value) -> list | None:
+    """None, a list, one value, or a YAML string of either (papermill -p passes strings)."""
+    if isinstance(value, str):
+        value = yaml.safe_load(value)
+    if value is None or isinstance(value, (list, tuple)):
+        return value
+    return [value]
+
+
+def _computing(compute) -> bool:
+    return os.environ.get("SRNETS_COMPUTE", "1") != "0" if compute is None else bool(compute)
+
+
+class Page:
+    """One section's points and gathered results, and what its notebook shows of them."""
+
+    def __init__(self, section: sections.Section, params, tasks: list, seeds: list, sparsities: list):
+        self.section, self.params = section, params
+        self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
+        self.points = sections.points(section.name, params, tasks, seeds, sparsities)
+        self.synthetic = params.defaults.get("data", {}).get("source", "synthetic") == "synthetic"
+        self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
+        self.missing: list[sections.Point] = []
+
+    def compute(self) -> list:
+        """Run the points the store lacks, here; the failed runs' outcomes."""
+        return [o for o in gather.compute(self.points, self.params) if not o.ok]
+
+    def gather(self) -> None:
+        """`frame`: the page's tasks' finished points; `references`: every finished full model
+        (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
+        every = gather.frame(self.points)
+        self.frame = every[every.task.isin(self.tasks)]
+        self.references = every[every.reference.astype(bool)]
+        self.missing = gather.missing(self.points)
+
+    def missing_note(self, failed=()) -> str:
+        counts = Counter(p.series for p in self.missing)
+        text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
+                f"the run store (`{paths.runs_root()}`); the figure, tables and verdicts below leave them out: "
+                + ", ".join(f"{series} ({n})" for series, n in counts.items())
+                + ". `make book` (its sweep) or this notebook with `compute=True` computes them.")
+        return text + "".join(f"\n- run {o.job} failed: {o.error}" for o in failed)
+
+    def figure(self) -> None:
+        """The section's figure(s), drawn from the finished points."""
+        figures = self.section.figure(self) if not self.frame.empty else []
+        if not figures:
+            display(Markdown("*No finished runs to draw.*"))
+        for fig in figures:
+            display(fig)
+            plt.close(fig)
+
+    def table(self):
+        """The section's table: mean ± std over seeds (x100)."""
+        return self.section.table(self) if not self.frame.empty else Markdown("*No finished runs to tabulate.*")
+
+    def references_table(self):
+        """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""
+        return (plots.table(self.references, index=("task", "series")) if not self.references.empty
+                else Markdown("*No finished full models.*"))
+
+    def paper_table(self) -> pd.DataFrame:
+        """The paper's numbers for this section (paper_numbers.yaml), for the page's tasks."""
+        return paper_numbers.table(self.section.paper_table, self.tasks)
+
+    def curves(self) -> pd.DataFrame:
+        """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
+        return gather.curves([p for p in self.points if p.task in self.tasks])
+
+    def evaluate(self) -> list[Verdict]:
+        """Every verdict of the page: its reference claims on every full model, its claims on its
+        tasks, per group of points (C.5: per backbone)."""
+        return self._on_references() + self._on_tasks()
+
+    def verdicts(self) -> None:
+        """The section's claims judged on the page's tasks, as markdown."""
+        display(Markdown(render(self._on_tasks())))
+
+    def reference_verdicts(self) -> None:
+        """The claims on the full models (section 4.2), as markdown."""
+        display(Markdown(render(self._on_references())))
+
+    def _on_tasks(self) -> list[Verdict]:
+        return self._judge(self.section.claims, self.frame, self.tasks)
+
+    def _on_references(self) -> list[Verdict]:
+        tasks = list(dict.fromkeys(p.task for p in self.points if p.reference))
+        return self._judge(self.section.reference_claims, self.references, tasks)
+
+    def _judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
+        verdicts = []
+        for group in dict.fromkeys(p.group for p in self.points):
+            rows = df[df.group == group]
+            verdicts += [replace(v, group=group) for claim in claims for v in claim.evaluate(rows, tasks)]
+        return verdicts

@@ -1,0 +1,150 @@
+"""Verdicts are computed from the numbers: each claim's decision, its margin, what is not
+measurable, and a collapsed full model is never called robust nor used as the reference."""
+
+import pandas as pd
+import pytest
+
+from srnets_lib.sections import gather
+from srnets_lib.sections.appc1 import ConfregTradeoff, OtherLosses
+from srnets_lib.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.sections.sec4_4 import CompetitiveWithoutFinetuning
+from srnets_lib.sections.sec4_5 import OODUpperBound
+from srnets_lib.sections.sec5_1 import EarlyStart
+from srnets_lib.sections.sec5_2 import GradualVsFixed
+from srnets_lib.sections.verdict import render
+
+
+def rows(task="nli", seeds=(1,), **series):
+    """{series: [(x, id, ood), ...]} -> a frame like sections.gather.frame."""
+    return pd.DataFrame([{"task": task, "series": name, "seed": seed, "x": x, "id": i, "ood:hans": o,
+                          "reference": name.startswith("full"), "group": ""}
+                         for name, points in series.items() for x, i, o in points for seed in seeds])
+
+
+def full(std, poe, **more):
+    return rows(**{"full bert (std)": [(0, *std)], "full bert (poe)": [(0, *poe)]}, **more)
+
+
+def test_poe_that_improves_ood_and_keeps_id_is_confirmed():
+    bias, poe = FullModels().evaluate(full((0.90, 0.50), (0.88, 0.60)))
+    assert (bias.claim, bias.holds, bias.margin) == ("bias-exploited", True, pytest.approx(0.40 - 0.05))
+    assert (poe.claim, poe.holds, poe.margin, poe.seeds) == ("poe-improves-ood", True, pytest.approx(0.09), 1)
+    assert poe.values == {"std id": 0.90, "std ood": 0.50, "poe id": 0.88, "poe ood": 0.60}
+    assert poe.thresholds == {"LEARNED": 0.8, "GAIN": 0.01}
+    text = render([bias, poe])
+    assert "gap +40.0 points" in text and text.count("\n") == 0  # one task: one line
+    assert "'PoE improves OOD' is **confirmed** here" in text
+
+
+def test_poe_that_did_not_learn_the_task_is_not_called_robust():
+    _, poe = FullModels().evaluate(full((0.93, 0.47), (0.43, 0.53)))
+    assert poe.holds is False and poe.margin == pytest.approx(0.43 - 0.8 * 0.93)  # decided by ID, not OOD
+    assert "did not learn the task" in poe.notes[0]
+    assert "**not confirmed** here. The PoE model did not learn the task" in render([poe])
+
+
+def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
+    df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.80, 0.60)]})
+    kept, lost = SubnetworkVsFull("mask (poe)").evaluate(df)
+    assert kept.holds is True and kept.margin == pytest.approx(0.87 / 0.90 - 0.95)  # ID is the closer condition
+    assert lost.holds is False and lost.margin == pytest.approx(0.80 / 0.90 - 0.95)
+    assert kept.values["reference id"] == 0.90 and kept.subject == "nli, mask (poe) at sparsity 0.5"
+    assert "ID 87.0 (97% of full bert (std)), OOD 58.0 (+8.0 points)" in render([kept])
+    just_under = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.90, 0.505)]})
+    assert SubnetworkVsFull("mask (poe)", xs=(0.5,)).evaluate(just_under)[0].holds is False  # half a point is not "more than 1"
+
+
+def test_subnetworks_are_compared_with_the_std_model_when_the_poe_model_collapsed():
+    df = full((0.90, 0.50), (0.43, 0.53), **{"mask (poe) + poe ft": [(0.5, 0.88, 0.56)]})
+    verdict, = SubnetworkVsFull("mask (poe) + poe ft", reference="full bert (poe)", xs=(0.5,)).evaluate(df)
+    assert verdict.holds is True and verdict.values["reference id"] == 0.90
+    assert "full bert (poe) did not learn the task (ID 43.0" in verdict.notes[0]
+    assert "(98% of full bert (std)), OOD 56.0 (+6.0 points)" in render([verdict])
+
+
+def test_missing_runs_are_not_measurable_never_dropped():
+    df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58)]})
+    present, missing = SubnetworkVsFull("mask (poe)").evaluate(df)
+    assert present.holds is True
+    assert (missing.holds, missing.margin, missing.reason, missing.seeds) == (None, None, "runs missing", 1)
+    assert render([missing]) == "- nli, mask (poe) at sparsity 0.7: not measurable (runs missing)."
+    empty = pd.DataFrame(columns=gather.COLUMNS)  # nothing gathered yet: every task still gets its verdicts
+    claims = [FullModels(), SubnetworkVsFull("s"), CompetitiveWithoutFinetuning(), OODUpperBound(), EarlyStart(),
+              GradualVsFixed(), ConfregTradeoff()]
+    verdicts = [v for claim in claims for v in claim.evaluate(empty, ["nli", "paraphrase"])]
+    assert {v.task for v in verdicts} == {"nli", "paraphrase"} and all(v.holds is None for v in verdicts)
+    assert render(FullModels().evaluate(empty, ["nli"])) == "- nli: not measurable (no finished full models)."
+
+
+def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
+    df = rows(**{"full bert (std)": [(0.0, 0.93, 0.47)], "fixed": [(3.0, 0.49, 0.53)],
+                 "gradual 0.7->0.9": [(3.0, 0.54, 0.53)]})
+    verdict, = GradualVsFixed().evaluate(df)
+    assert verdict.holds is None and verdict.values["gradual id"] == 0.54
+    assert "'gradual beats fixed' is **not measurable** here: at 90% sparsity neither" in render([verdict])
+    df.loc[df.series == "gradual 0.7->0.9", "id"] = 0.85
+    verdict, = GradualVsFixed().evaluate(df)
+    assert verdict.holds is True and verdict.margin == pytest.approx(0.0) and not verdict.notes  # OOD tied: >= holds
+    assert verdict.subject == "nli, 3 epochs"
+
+
+def test_gradual_vs_fixed_says_when_its_margin_is_within_the_seeds_spread():
+    def frame(fixed_ids):
+        return pd.concat([rows(**{"full bert (std)": [(0.0, 0.95, 0.7)]}),
+                          rows(seeds=(1, 2), **{"gradual 0.7->0.9": [(5.0, 0.92, 0.97)]}),
+                          pd.DataFrame([{"task": "nli", "series": "fixed", "seed": seed, "x": 5.0, "id": i,
+                                         "ood:hans": 0.90, "reference": False, "group": ""}
+                                        for seed, i in zip((1, 2), fixed_ids)])])
+    noisy, = GradualVsFixed().evaluate(frame((0.90, 0.96)))  # fixed 93 +- 3, gradual 92 +- 0
+    assert noisy.holds is False and noisy.seeds == 1 and noisy.values["spread"] == pytest.approx(0.03)
+    assert "margin (1.0 points) is within the seeds' spread (up to ±3.0)" in noisy.notes[0]
+    clear, = GradualVsFixed().evaluate(frame((0.85, 0.87)))  # fixed 86 +- 1: behind by 6 / 7 points
+    assert clear.holds is True and clear.margin == pytest.approx(0.06) and not clear.notes
+
+
+def test_section_4_4_compares_each_pt_mask_with_the_full_model_of_its_loss():
+    df = rows(**{"full bert (std)": [(0, 0.90, 0.50)], "full bert (poe)": [(0, 0.88, 0.62)],
+                 "mask train (std), pt": [(0.2, 0.85, 0.5), (0.5, 0.82, 0.5)],
+                 "mask train (poe), pt": [(0.2, 0.85, 0.61), (0.5, 0.78, 0.61)]})
+    std, poe = CompetitiveWithoutFinetuning().evaluate(df)
+    assert std.holds is True and std.margin == pytest.approx(0.82 - 0.9 * 0.90)
+    assert poe.holds is False and poe.margin == pytest.approx(0.78 - 0.9 * 0.88)
+    assert "0.5: ID 78.0 (89%)" in poe.measured and "full bert (poe): ID 88.0" in poe.measured
+
+
+def test_section_4_5_needs_90_percent_ood_on_average():
+    df = rows(**{"full bert (std)": [(0, 0.9, 0.5)], "bert-ft subnet": [(0.2, 0.9, 0.99), (0.5, 0.9, 0.95), (0.7, 0.9, 0.80)]})
+    verdict, = OODUpperBound(("bert-ft subnet",)).evaluate(df)
+    assert verdict.holds is True and verdict.margin == pytest.approx(0.9133 - 0.9, abs=1e-4)
+    assert "(mean 91.3; full bert (std): 50.0): 'nearly 100% OOD' is **confirmed**" in render([verdict])
+
+
+def test_section_5_1_compares_the_checkpoint_nearest_55_percent_with_the_end():
+    df = rows(**{"ft step=0": [(0, 0.70, 0.50)], "ft step=20": [(20, 0.80, 0.60)], "ft step=50": [(50, 0.89, 0.59)],
+                 "ft to end": [(100, 0.90, 0.60)]})
+    early, pretrained = EarlyStart().evaluate(df)
+    assert early.holds is True and early.values["step"] == 50 and early.margin == pytest.approx(0.89 - 0.98 * 0.90)
+    assert pretrained.holds is True and pretrained.margin == pytest.approx(0.10)
+    line = render([early, pretrained])
+    assert "from step 50 (50% of fine-tuning)" in line and "after ~55%' is **confirmed**" in line
+    assert "'worse than from the end' is **confirmed**" in line and line.count("- nli:") == 1
+    without_end = df[df.series != "ft to end"]
+    assert render(EarlyStart().evaluate(without_end)) == "- nli: not measurable (runs missing)."  # said once
+
+
+def test_appendix_c1_confreg_keeps_more_id_but_gains_less_ood_than_poe():
+    df = rows(**{"full bert (std)": [(0, 0.9, 0.5)], "mask train (poe)": [(0.5, 0.87, 0.62), (0.7, 0.86, 0.60)],
+                 "mask train (reweight)": [(0.5, 0.86, 0.58), (0.7, 0.86, 0.57)],
+                 "mask train (confreg)": [(0.5, 0.89, 0.55), (0.7, 0.88, 0.54)]})
+    verdicts = [v for claim in OtherLosses.claims for v in claim.evaluate(df)]
+    assert [v.holds for v in verdicts if v.claim == "srnet"] == [True] * 6
+    tradeoff = verdicts[-1]
+    assert tradeoff.claim == "confreg-tradeoff" and tradeoff.holds is True
+    assert tradeoff.margin == pytest.approx(min(0.885 - 0.865, 0.61 - 0.545))
+
+
+def test_render_heads_each_group_and_joins_a_subjects_verdicts():
+    df = full((0.90, 0.50), (0.88, 0.60))
+    verdicts = [v.__class__(**{**v.__dict__, "group": "BERT-large"}) for v in FullModels().evaluate(df)]
+    text = render(verdicts)
+    assert text.startswith("**BERT-large**\n\n- nli: std full model ID 90.0") and text.count("- nli:") == 1

@@ -1,0 +1,83 @@
+"""Sections as objects: each notebook's points are the runs the paper's figure or table needs
+(the counts below are those of the per-section recipes they replaced), its setup is one call,
+and a page shows what the run store lacks instead of dropping it."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from srnets_lib import book, paper_numbers, params, sections
+
+# points per section: (params/paper.yaml, params/toy.yaml)
+POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_5": (156, 13), "sec5_1": (72, 5),
+          "sec5_2": (96, 16), "appc1": (240, 20), "appc5": (40, 5)}
+SERIES = {  # the paper's legends (params/paper.yaml)
+    "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe), poe ft",
+               "imp (std)", "imp (poe)", "imp (poe), poe ft"},
+    "sec4_3": {"full bert (std)", "full bert (poe)", "imp-rw (poe) + std ft", "imp-rw (poe) + poe ft",
+               "mask train (poe) + std ft", "mask train (poe) + poe ft"},
+    "sec4_4": {"full bert (std)", "full bert (poe)", "mask train (std), pt", "mask train (poe), pt", "mask train (poe), ft"},
+    "sec4_5": {"full bert (std)", "bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft"},
+    "sec5_1": {"ft step=0", "ft step=5000", "ft step=10000", "ft step=15000", "ft step=20000", "ft to end"},
+    "sec5_2": {"full bert (std)", "fixed", "gradual 0.7->0.9", "fixed, soft init", "gradual 0.2->0.9", "gradual 0.5->0.9"},
+    "appc1": {f"{kind} ({loss})" for kind in ("full bert", "mask train") for loss in ("std", "poe", "reweight", "confreg")},
+    "appc5": {"full bert (std)", "full bert (poe)", "mask 0.5", "mask 0.7", "mask 0.5->0.7"},
+}
+
+
+@pytest.mark.parametrize("name", sections.SECTIONS)
+def test_each_section_shows_the_points_it_did_before(name):
+    paper, toy = params.load("params/paper.yaml"), params.load("params/toy.yaml")
+    assert (len(sections.points(name, paper)), len(sections.points(name, toy))) == POINTS[name]
+    assert {p.series for p in sections.points(name, paper)} == SERIES[name]
+
+
+def test_section_4_2_adds_the_full_models_of_the_tasks_it_does_not_prune():
+    toy = params.load("params/toy.yaml")
+    points = sections.points("sec4_2", toy, tasks=["nli"], seeds=[1], sparsities=[0.5])
+    assert {p.task for p in points if not p.reference} == {"nli"}
+    assert {p.task for p in points if p.reference} == {"nli", "paraphrase", "factcheck"}
+
+
+def test_requests_follow_what_a_point_reads():
+    """The std full models keep section 5.1's steps (not in C.5); 5.1's runs score OOD throughout."""
+    toy = params.load("params/toy.yaml")
+    std = [p for p in sections.points("sec4_2", toy) if p.series == "full bert (std)"]
+    assert all(p.request.keep_steps == tuple(toy.sections.sec5_1_steps) for p in std)
+    assert all(p.request is None for p in sections.points("appc5", toy))
+    assert all(p.request.ood_every for p in sections.points("sec5_1", toy))
+
+
+@pytest.mark.parametrize("name", sections.SECTIONS)
+def test_a_notebook_is_its_parameters_and_one_setup_call(name):
+    nb = json.loads(Path(f"book/{name}.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert nb["nbformat"] == 4 and not any(c["outputs"] or c["execution_count"] for c in code)
+    assert code[0]["metadata"]["tags"] == ["parameters"] and "compute = None" in "".join(code[0]["source"])
+    setup = "".join(code[1]["source"])
+    assert f'sec = book.section("{name}", ' in setup and setup.count("\n") == 2
+    section = sections.get(name)
+    assert "".join(nb["cells"][0]["source"]).startswith(f"# {section.number} {section.title}\n")
+
+
+def test_the_paper_numbers_are_read_from_one_file():
+    table5 = paper_numbers.table("table5", ["nli"])
+    assert list(table5.columns) == ["paper's row", "MNLI", "HANS"]
+    assert table5.loc["gradual 0.7->0.9", "MNLI"] == "76.84 (0.46)" and table5.loc["fixed", "HANS"] == "52.56 (0.92)"
+    assert "PAWS-wiki" in paper_numbers.table("table5").columns
+    table6 = paper_numbers.table("table6")
+    assert table6.loc[("BERT-large", "mask 0.7"), "MNLI"] == "77.54 (6.10)"
+    assert table6.loc[("RoBERTa-base", "full bert (std)"), "HANS"] == "68.33 (0.88)"
+    assert {sections.get(n).paper_table for n in sections.SECTIONS} - {None} == set(paper_numbers.load())
+
+
+def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, monkeypatch):
+    monkeypatch.setenv("SRNETS_COMPUTE", "0")
+    page = book.section("sec4_4", params_file=str(tiny_params), seeds="[1]", sparsity="0.7")
+    assert page.seeds == [1] and page.sparsities == [0.7]
+    assert page.missing == page.points and page.frame.empty
+    assert "5 of the 5 points of this page have no finished run" in page.missing_note()
+    verdicts = page.evaluate()
+    assert verdicts and all(v.holds is None and v.reason == "runs missing" for v in verdicts)
+    assert not store.exists()  # nothing computed
