@@ -1,7 +1,9 @@
 """srnets_lib: sparse and robust BERT subnetworks (Liu et al., NeurIPS 2022, "A Win-win Deal").
 
-Modules (one concern each): config, data, models, bias, losses, pruning, train, metrics,
-runs, recipes, sweep, plots, bench. See README.md for the data flow.
+Modules (one concern each): params and config (runs and their keys), request and result (what
+a run is asked for and leaves behind), data, models, bias, losses, pruning, methods, schedule,
+build, fit, step, evaluation, runs (the store), graph, executors, sweep, plan, recipes,
+sections, book, plots, bench. docs/ARCHITECTURE.md draws the data flow.
 """
 
 __version__ = "0.1.0"
