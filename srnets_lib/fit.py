@@ -44,9 +44,13 @@ def reusable(store: Run, request: Request) -> str | None:
         return "not computed"
     result = store.result()
     why = result.covers(request)
-    if why is None and result.data_fingerprint != current_fingerprints(store.config.task, store.config.data):
-        why = "the data it read changed since"
-    return why
+    if why is not None:
+        return why
+    try:
+        now = current_fingerprints(store.config.task, store.config.data)
+    except Exception as err:  # computing it again says what is wrong, in that run alone
+        return f"its data cannot be read now ({type(err).__name__}: {str(err).splitlines()[0]})"
+    return None if result.data_fingerprint == now else "the data it read changed since"
 
 
 def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult:

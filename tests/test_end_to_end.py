@@ -150,6 +150,20 @@ def test_a_stored_run_whose_data_changed_is_computed_again(store):
     assert execute(config).data_fingerprint["dev"] != "0" * 16
 
 
+def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_the_sweep_goes_on(store, monkeypatch):
+    from srnets_lib import fit
+
+    config = full()
+    execute(config)
+
+    def unreadable(task, data):
+        raise FileNotFoundError("data/nli/dev.tsv does not exist")
+
+    monkeypatch.setattr(fit, "current_fingerprints", unreadable)
+    assert reusable(Run(config), Request()) == ("its data cannot be read now (FileNotFoundError: "
+                                                "data/nli/dev.tsv does not exist)")
+
+
 def test_methods_declare_what_trains_without_side_effects():
     config = RunConfig(task="nli", method="mask", loss="std", sparsity=0.5, **COMMON)
     method = methods.create(config, DATA.train_size)
