@@ -150,7 +150,7 @@ def test_a_stored_run_whose_data_changed_is_computed_again(store):
     assert execute(config).data_fingerprint["dev"] != "0" * 16
 
 
-def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_the_sweep_goes_on(store, monkeypatch):
+def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_says_why(store, monkeypatch):
     from srnets_lib import fit
 
     config = full()
