@@ -188,10 +188,10 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
     if variant == "naive":
         optimizer = torch.optim.AdamW(trainable, lr=1e-4)
 
-        def forward(inputs, labels, full_batch=True):
+        def forward(batch):
             with runtime.autocast(precision):
-                logits = model(**inputs).logits
-            return torch.nn.functional.cross_entropy(logits.float(), labels)
+                logits = model(**batch["inputs"]).logits
+            return torch.nn.functional.cross_entropy(logits.float(), batch["labels"])
 
         def update(loss):
             optimizer.zero_grad(set_to_none=True)
@@ -209,7 +209,7 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
         width = args.max_length if padded else (
             step.bucket(int(encoded.lengths[index].max()), args.max_length) if compiled else None)
         inputs = runtime.model_inputs(collate(encoded, index, 0, width))
-        loss = forward(inputs, torch.from_numpy(encoded.labels[index]).to(runtime.device()))
+        loss = forward({"inputs": inputs, "labels": torch.from_numpy(encoded.labels[index]).to(runtime.device())})
         update(loss)
         return loss
 

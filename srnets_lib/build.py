@@ -1,6 +1,7 @@
-"""A run's set-up, in a straight line: data (and the bias model's or teacher's predictions it
-needs), tokenizer, model, the weights or mask it starts from, its method and schedule, and the
-objects the training loop (fit.py) calls: batches, forward-and-loss, evaluator."""
+"""A run's set-up, in a straight line: data, tokenizer, model, the weights or mask it starts
+from, its method and schedule, and the objects the training loop (fit.py) calls, which depend on
+the kind of task: batches, the loss of a batch, the evaluator (a labelled task: task_parts; the
+unlabelled corpus of TAMT's task-agnostic runs: corpus_parts)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import numpy as np
 import torch
 
 from . import bias as bias_lib
-from . import dropout, losses, methods, models, pruning, runtime, step
-from .config import RunConfig
-from .data import TaskData, fingerprints, load_task
+from . import dropout, losses, methods, models, pretraining, pruning, runtime, schedule, step
+from .config import CORPUS, RunConfig
+from .data import TaskData, corpus, fingerprints, load_task
 from .data.encode import Encoded, collate, encode, train_batches
 from .evaluation import Evaluator, predict
 from .request import Request
@@ -31,9 +32,9 @@ class TrainingRun:
     method: methods.Method
     schedule: Schedule
     trainable: dict[str, torch.nn.Parameter]
-    batches: "Batches"
-    forward: step.ForwardLoss
-    evaluator: Evaluator
+    batches: object  # (start, end) -> (step, batch) pairs: Batches, pretraining.CorpusBatches
+    forward: object  # batch -> loss: step.ForwardLoss, pretraining.PretrainingLoss
+    evaluator: object  # evaluation.Evaluator, pretraining.CorpusEvaluator
     bias_source: str | None
 
     def optimization(self, at_step: int) -> step.Optimization:
@@ -44,37 +45,70 @@ class TrainingRun:
                                  cfg.max_grad_norm, cfg.grad_clip)
 
 
+@dataclass
+class Parts:
+    """What the loop calls that depends on the kind of task: batches, loss, evaluation."""
+
+    train_rows: int  # training examples (a corpus: blocks)
+    batches: object
+    forward: object
+    evaluator: object
+    bias_source: str | None = None
+
+
 def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
     data = load_task(config.task, config.data)
     fingerprint = fingerprints(data)
-    bias_probs, bias_source = authors_bias(config, data)
     tokenizer = models.load_tokenizer(config.backbone)
-    pad_id = tokenizer.pad_token_id or 0
-    model = models.load_model(config.backbone, len(data.label_names), config.num_layers, seed=config.seed,
-                              pooling=config.pooling).to(runtime.device())
+    corpus = config.task == CORPUS
+    bias = None if corpus else authors_bias(config, data)
+    model = (models.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed) if corpus else
+             models.load_model(config.backbone, len(data.label_names), config.num_layers, seed=config.seed,
+                               pooling=config.pooling)).to(runtime.device())
     models.check_max_length(model.config, config.max_length, config.backbone)
     if config.dropout_rng == "fast":
         dropout.use_fast_dropout(model)
     if config.init_from is not None:
         store.of(config.init_from).load_weights(model, config.init_step)
-    method = methods.create(config, len(data.train))
+    parts = (corpus_parts(config, request, data, tokenizer, model) if corpus
+             else task_parts(config, store, request, data, tokenizer, model, bias))
+    method = methods.create(config, parts.train_rows)
     install_masks(model, method, store)
+    method.prepare(model)
+    trainable = set_trainable(model, method.trainable(model))
+    return TrainingRun(config, store, data, fingerprint, model, method, method.schedule, trainable, parts.batches,
+                       parts.forward, parts.evaluator, parts.bias_source)
+
+
+def task_parts(config: RunConfig, store: Run, request: Request, data: TaskData, tokenizer, model, bias) -> Parts:
+    """A labelled task: its tokenised splits, the bias model's and teacher's predictions the loss
+    reads, length-grouped batches, the loss (losses.py) and the task's scores."""
+    bias_probs, bias_source = bias
+    pad_id = tokenizer.pad_token_id or 0
     tokenizer_id = models.backbone_id(config.backbone, None)
     encoded = {name: encode(split, tokenizer, config.max_length, tokenizer_id)
                for name, split in [("train", data.train), *data.eval_splits.items()]}
     if bias_probs is None and config.loss in losses.NEEDS_BIAS:
         bias_probs, bias_source = our_bias(config, data, tokenizer, model)
     teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
-    method.prepare(model)
-    trainable = set_trainable(model, method.trainable(model))
     compiled = runtime.compiled()
-    batches = Batches(config, encoded["train"], pad_id, method.schedule.steps_per_epoch, compiled, bias_probs,
-                      teacher_probs)
-    evaluator = Evaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
-                          runtime.compile(model) if compiled else None)
-    forward = step.ForwardLoss(model, config.loss, config.precision, compiled)
-    return TrainingRun(config, store, data, fingerprint, model, method, method.schedule, trainable, batches,
-                       forward, evaluator, bias_source)
+    return Parts(len(data.train), Batches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs),
+                 step.ForwardLoss(model, config.loss, config.precision, compiled),
+                 Evaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
+                           runtime.compile(model) if compiled else None), bias_source)
+
+
+def corpus_parts(config: RunConfig, request: Request, data: TaskData, tokenizer, model) -> Parts:
+    """Unlabelled text (TAMT): contiguous blocks, MLM-corrupted where the objective predicts tokens,
+    the objective's loss against the dense model as teacher, and the held-out MLM and KD losses."""
+    tokenizer_id = models.backbone_id(config.backbone, None)
+    train, dev = (corpus.blocks(split, tokenizer, config.max_length, size, tokenizer_id)
+                  for split, size in ((data.train, config.data.train_size), (data.dev, config.data.dev_size)))
+    loss = pretraining.PretrainingLoss(model, pretraining.teacher_of(model), config.loss, config.precision)
+    batches = pretraining.CorpusBatches(train, tokenizer, config.batch_size, config.seed,
+                                        "mlm" in pretraining.OBJECTIVES[config.loss])
+    return Parts(len(train), batches, loss,
+                 pretraining.CorpusEvaluator(loss, dev, tokenizer, request.eval_batch_size, config.loss))
 
 
 def install_masks(model, method: methods.Method, store: Run) -> None:
@@ -141,9 +175,10 @@ class Batches:
     with seed (seed, e), so a resumed run sees the same batches. Length-grouped batches with
     dynamic padding, or random batches padded to max_length (padding=max_length, the authors')."""
 
-    def __init__(self, config: RunConfig, encoded: Encoded, pad_id: int, steps_per_epoch: int, compiled: bool,
-                 bias_probs=None, teacher_probs=None):
-        self.config, self.encoded, self.pad_id, self.per_epoch = config, encoded, pad_id, steps_per_epoch
+    def __init__(self, config: RunConfig, encoded: Encoded, pad_id: int, compiled: bool, bias_probs=None,
+                 teacher_probs=None):
+        self.config, self.encoded, self.pad_id = config, encoded, pad_id
+        self.per_epoch = schedule.epochs(1, len(encoded), config.batch_size)[0]
         self.compiled, self.bias_probs, self.teacher_probs = compiled, bias_probs, teacher_probs
 
     def __call__(self, start: int, end: int):

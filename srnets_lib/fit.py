@@ -66,8 +66,7 @@ def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult
         run.method.before_step(model, at)
         if at in schedule.restarts:
             loop.optimization = run.optimization(at)
-        loss = run.forward(batch["inputs"], batch["labels"], batch["bias_probs"], batch["teacher_probs"],
-                           full_batch=batch["full_batch"])
+        loss = run.forward(batch)
         loop.optimization.step(loss)
         losses.add(at, loss)
         done = at + 1
@@ -178,11 +177,15 @@ class Loop:
             ood_metric=run.data.metric_of("ood"), target_sparsity=cfg.sparsity, **report,
             selected_step=row["step"], t_max=run.schedule.t_max, steps_run=run.schedule.steps, id=row["dev"],
             ood={k: row[k] for k in run.evaluator.ood}, levels={k: LevelResult(**v) for k, v in self.levels.items()},
+            scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.ood)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
             execution=runtime.describe(), ood_every=self.request.ood_every,
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights)
         store.finish(result)
         return result
+
+
+ROW_FIELDS = ("step", "epoch", "sparsity", "loss")  # an evaluation row's fields besides its scores
 
 
 def current_sparsity(model) -> float:

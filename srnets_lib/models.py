@@ -117,34 +117,85 @@ def load_model(backbone: str, num_labels: int, num_layers: int | None = None, se
                pooling: str = "cls") -> nn.Module:
     """A sequence classifier; the classifier head is initialised from `seed`. `pooling`: the
     [CLS] state (BERT's, the paper's) or the mean of the token states (mean_pooled_class)."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification, logging
+    from transformers import AutoModelForSequenceClassification, BertForSequenceClassification
 
     torch.manual_seed(seed)
     if backbone == "tiny":
-        from transformers import BertForSequenceClassification
-
-        tokenizer = load_tokenizer("tiny")
         cls = mean_pooled_class() if pooling == "mean" else BertForSequenceClassification
-        return cls(tiny_config(num_labels, len(tokenizer)))
+        return cls(tiny_config(num_labels, len(load_tokenizer("tiny"))))
+    if pooling == "mean" and _model_type(backbone) != "bert":
+        raise BackboneError(f"pooling=mean is implemented for BERT-type backbones, not {backbone!r}")
+    cls = mean_pooled_class() if pooling == "mean" else AutoModelForSequenceClassification
+    return _pretrained(cls, backbone, num_layers, num_labels=num_labels)
+
+
+def load_pretraining_model(backbone: str, num_layers: int | None = None, seed: int = 0) -> nn.Module:
+    """The backbone with its pre-training heads (BERT: BertForPreTraining, the encoder with its
+    pooler and the MLM head whose decoder is tied to the word embeddings): for the task-agnostic
+    objectives (TAMT section 3.4). A checkpoint without an MLM head (the packaged sentence
+    embedder) gets a new one, initialised from `seed`."""
+    from transformers import AutoModelForPreTraining, BertForPreTraining
+
+    torch.manual_seed(seed)
+    if backbone == "tiny":
+        return BertForPreTraining(tiny_config(2, len(load_tokenizer("tiny"))))
+    return _pretrained(AutoModelForPreTraining, backbone, num_layers)
+
+
+def _model_type(backbone: str) -> str:
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(resolve(backbone)).model_type
+
+
+def _pretrained(cls, backbone: str, num_layers: int | None, **kwargs) -> nn.Module:
+    from transformers import logging
+
     extra = {"num_hidden_layers": num_layers} if num_layers else {}
     verbosity = logging.get_verbosity()
     logging.set_verbosity_error()  # "newly initialised classifier" is expected here
     logging.disable_progress_bar()  # the "Loading weights" bar, once per run
     try:
-        if pooling == "mean":
-            if AutoConfig.from_pretrained(resolve(backbone)).model_type != "bert":
-                raise BackboneError(f"pooling=mean is implemented for BERT-type backbones, not {backbone!r}")
-            model = mean_pooled_class().from_pretrained(resolve(backbone), num_labels=num_labels, **extra)
-        else:
-            model = AutoModelForSequenceClassification.from_pretrained(resolve(backbone), num_labels=num_labels,
-                                                                       **extra)
+        return cls.from_pretrained(resolve(backbone), **kwargs, **extra)
     except OSError as err:
         raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
                             "'packaged' or a local folder") from None
     finally:
         logging.set_verbosity(verbosity)
         logging.enable_progress_bar()
-    return model
+
+
+def mlm_head(model: nn.Module) -> nn.Module | None:
+    """The MLM head of a pre-training model (BERT's cls.predictions, RoBERTa's lm_head); None
+    for a classifier."""
+    if hasattr(model, "cls") and hasattr(model.cls, "predictions"):
+        return model.cls.predictions
+    return getattr(model, "lm_head", None)
+
+
+def trainable_head(model: nn.Module) -> list[nn.Parameter]:
+    """What trains beside the masks in task-agnostic mask training: the MLM head's transform and
+    output bias; its decoder is the (frozen) word embedding matrix (train_mlm.py of llyx97/TAMT).
+    A classifier's head stays frozen in mask training (the authors' scripts): none."""
+    head = mlm_head(model)
+    if head is None:
+        return []
+    tied = model.get_input_embeddings().weight
+    return [p for p in head.parameters() if p is not tied]
+
+
+def copy_into(model: nn.Module, tensors: dict[str, torch.Tensor]) -> None:
+    """Copy tensors into the model's parameters of the same names."""
+    own = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in tensors.items():
+            own[name].copy_(value)
+
+
+def backbone_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
+    """The encoder's parameters by name (embeddings, layers, pooler), not its heads."""
+    prefix = model.base_model_prefix + "."
+    return {n: p for n, p in model.named_parameters() if n.startswith(prefix)}
 
 
 def check_max_length(config, max_length: int, backbone: str) -> None:

@@ -47,6 +47,7 @@ class RunResult(BaseModel):
     steps_run: int
     id: float  # ID dev score of the selected checkpoint
     ood: dict[str, float]  # OOD set -> score of the selected checkpoint
+    scores: dict[str, float] = {}  # its other scores (a corpus: the held-out MLM and KD losses)
     levels: dict[str, LevelResult] = {}  # IMP: sparsity level -> its subnetwork's scores
     bias_model: Optional[str] = None
     evaluations: int

@@ -26,6 +26,7 @@ import torch
 import yaml
 
 from . import paths, pruning
+from .models import copy_into
 from .config import RunConfig, describe
 from .result import RunResult
 
@@ -171,14 +172,6 @@ class Run:
             yield
         finally:
             lock.unlink(missing_ok=True)
-
-
-def copy_into(model, tensors: dict[str, torch.Tensor]) -> None:
-    """Copy tensors into the model's parameters of the same names."""
-    own = dict(model.named_parameters())
-    with torch.no_grad():
-        for name, value in tensors.items():
-            own[name].copy_(value)
 
 
 def _lock_alive(lock: Path) -> bool:

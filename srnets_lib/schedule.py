@@ -54,6 +54,11 @@ def epochs(epochs: float, train_rows: int, batch_size: int) -> tuple[int, int]:
     return per_epoch, max(1, round(epochs * per_epoch))
 
 
+def capped(config, t_max: int) -> int:
+    """The steps a run takes: t_max, or fewer with max_steps (its lr schedule still spans t_max)."""
+    return t_max if config.max_steps is None else min(t_max, config.max_steps)
+
+
 def every(interval: int, steps: int, extra=()) -> tuple[int, ...]:
     """Every `interval` steps up to `steps`, the last step, and `extra` (0 when nothing trains)."""
     if steps == 0:
@@ -64,7 +69,9 @@ def every(interval: int, steps: int, extra=()) -> tuple[int, ...]:
 def selectable(config, evaluations, t_max: int, sparsity_steps: dict[int, float] | None = None) -> frozenset[int]:
     """The checkpoint selection rule (appendix B.3.3): the best on ID dev, after 0.7 t_max with
     select=best_after_0.7, and with select_at_target only where the enforced sparsity is the
-    target (gradual schedules: section 5.2)."""
+    target (gradual schedules: section 5.2); select=last: no selection (TAMT's masks)."""
+    if config.select == "last":
+        return frozenset({max(evaluations)})
     chosen = set(evaluations)
     if config.select == "best_after_0.7":
         chosen = {e for e in chosen if e >= 0.7 * t_max}

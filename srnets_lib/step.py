@@ -43,12 +43,15 @@ class ForwardLoss:
             logits = self.model(**inputs).logits
         return self.loss_fn(logits.float(), labels, bias_probs, teacher_probs)
 
-    def __call__(self, inputs: dict, labels, bias_probs=None, teacher_probs=None, full_batch=True):
-        if self._compiled_fn is None or not full_batch:
-            return self.eager(inputs, labels, bias_probs, teacher_probs)
+    def __call__(self, batch: dict):
+        """The loss of a batch: its inputs, labels, bias and teacher probabilities (None where
+        the loss reads none), and whether it is full (a short last batch runs eagerly)."""
+        args = (batch["inputs"], batch["labels"], batch.get("bias_probs"), batch.get("teacher_probs"))
+        if self._compiled_fn is None or not batch.get("full_batch", True):
+            return self.eager(*args)
         if runtime.device().type == "cuda":
             torch.compiler.cudagraph_mark_step_begin()
-        return self._compiled_fn(inputs, labels, bias_probs, teacher_probs)
+        return self._compiled_fn(*args)
 
 
 class Optimization:

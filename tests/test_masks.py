@@ -17,7 +17,7 @@ def layer(out=16, inp=24, seed=0):
 
 
 @pytest.mark.parametrize("sparsity", [0.2, 0.5, 0.7, 0.9])
-@pytest.mark.parametrize("init", ["hard", "soft"])
+@pytest.mark.parametrize("init", ["hard", "soft", "random"])
 def test_init_meets_sparsity_exactly(init, sparsity):
     m = layer()
     m.start_mask_training(init, sparsity)

@@ -67,3 +67,15 @@ def test_only_what_a_result_reads_is_evaluated_without_training_curves():
     mask = methods.schedule(config(method="mask", sparsity=0.5, epochs=2, eval_interval=4, select="best_after_0.7"), 100)
     assert mask.evaluated(False) == (16, 20) and mask.ood_evaluations(False) == 1
     assert mask.ood_at(16, False) is False and imp.ood_at(20, False) is True
+
+
+def test_task_agnostic_masks_stop_at_max_steps_mid_schedule_without_selection():
+    """TAMT takes its masks at IMP's iteration counts while the lr decays over the whole epochs
+    (TAMT table 2; shell_scripts/train_mlm/bert/*.sh of llyx97/TAMT)."""
+    schedule = methods.schedule(config(method="mask", sparsity=0.5, epochs=2, eval_interval=4, max_steps=14,
+                                       select="last"), 100)
+    assert (schedule.t_max, schedule.steps) == (20, 14)
+    assert schedule.evaluations == (4, 8, 12, 14) and schedule.selectable == {14}
+    assert schedule.evaluated(False) == (14,)
+    probe = methods.schedule(config(max_steps=0), 100)  # a subnetwork evaluated as it is
+    assert (probe.steps, probe.evaluations, probe.restarts) == (0, (0,), ())

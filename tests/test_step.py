@@ -31,8 +31,8 @@ def _mask_training_losses(compiled: bool, steps: int = 4) -> list[float]:
     for index in train_batches(encoded, 32, np.random.default_rng(0))[:steps]:
         # both paths pad to the bucket, so dropout draws the same masks
         width = step.bucket(int(encoded.lengths[index].max()), 48)
-        loss = forward(runtime.model_inputs(collate(encoded, index, 0, pad_to=width)),
-                       torch.from_numpy(encoded.labels[index]))
+        loss = forward({"inputs": runtime.model_inputs(collate(encoded, index, 0, pad_to=width)),
+                        "labels": torch.from_numpy(encoded.labels[index])})
         optimization.step(loss)
         losses.append(loss.item())
         for sparsity, module in zip([0.5, 0.6, 0.7, 0.8], masked.values()):
@@ -69,8 +69,8 @@ def test_imp_pruning_between_compiled_steps_does_not_recompile():
         for sparsity, index in zip([0.1, 0.2, 0.3], train_batches(encoded, 32, np.random.default_rng(0))):
             for module in masked.values():  # algorithm 1: prune, then train on
                 pruning.magnitude_prune(module, sparsity)
-            loss = forward(runtime.model_inputs(collate(encoded, index, 0, pad_to=32)),
-                           torch.from_numpy(encoded.labels[index]))
+            loss = forward({"inputs": runtime.model_inputs(collate(encoded, index, 0, pad_to=32)),
+                            "labels": torch.from_numpy(encoded.labels[index])})
             optimization.step(loss)
     for module in masked.values():
         assert (~module.mask).sum().item() == pruning.pruned_count(module.mask.numel(), 0.3)

@@ -16,6 +16,10 @@ from .tasks import TASKS, spec
 
 def load_task(task: str, data: DataConfig) -> TaskData:
     """The splits of `task` as `data` describes them, truncated to the configured sizes."""
+    if task == "corpus":
+        from .corpus import load_corpus
+
+        return load_corpus(data)
     if data.source == "synthetic":
         from .synthetic import make_task
 

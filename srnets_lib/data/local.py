@@ -38,6 +38,7 @@ SOURCES = {
     "PAWS-wiki": "github.com/google-research-datasets/paws (labeled_final), or use data.source=hub",
     "FEVER": "github.com/TalSchuster/FeverSymmetric (processed FEVER train/dev)",
     "FEVER-Symmetric": "github.com/TalSchuster/FeverSymmetric",
+    "WikiText-103": "the raw WikiText-103 (wikitext-103-raw-v1.zip; or data.source: hub, Salesforce/wikitext)",
 }
 
 

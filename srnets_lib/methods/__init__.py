@@ -4,6 +4,7 @@
   mask         only the mask scores; every weight frozen (algorithm 2)    mask_training.py
   imp, imp-rw  weights, magnitude-pruned every delta_t (algorithm 1)      imp.py
   omp, random  a one-shot mask, no training                               oneshot.py
+  head         only a model's head, the backbone frozen (the toy's MLM head) head.py
 
 The one training loop (fit.py) calls the hooks of `Method` (base.py); a new method is one
 module defining a subclass plus one entry in METHODS.
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 from .base import Method
 from .finetune import Finetune
+from .head import Head
 from .imp import IMP
 from .mask_training import MaskTraining
 from .oneshot import OneShot
 
 METHODS: dict[str, type[Method]] = {
     "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMP, "omp": OneShot, "random": OneShot,
+    "head": Head,
 }
 
 

@@ -18,9 +18,10 @@ class Finetune(Method):
     @classmethod
     def schedule(cls, config, train_rows):
         per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
-        evaluations = schedule.every(config.eval_interval, t_max)
-        return schedule.Schedule(per_epoch, t_max, t_max, evaluations,
-                                 schedule.selectable(config, evaluations, t_max))
+        steps = schedule.capped(config, t_max)
+        evaluations = schedule.every(config.eval_interval, steps)
+        return schedule.Schedule(per_epoch, t_max, steps, evaluations, schedule.selectable(config, evaluations, t_max),
+                                 restarts=(0,) if steps else ())
 
     def masked_layers(self):
         # the subnetwork's masks go on the encoder and pooler; the classifier stays dense

@@ -7,6 +7,9 @@ the lr saws between lr and 0.9 lr. One run yields every level: the model at the 
 interval, evaluated there without checkpoint selection, is that level's subnetwork. Training
 stops at the end of the last level's interval.
 
+With `imp_rewind` (IMP on the MLM objective, TAMT section 4.1) the backbone, not the heads, is
+rewound to its initial weights after every pruning, and the optimiser restarts.
+
 `imp-rw` (lottery tickets, section 4.3) is the same run, keeping each level's mask: section 4.3
 fine-tunes m . theta_pt in isolation. (The authors' rewinding during pruning aliases the live
 weights and has no effect; their retraining reloads theta_pt, as `mask_from` does here.)
@@ -34,6 +37,8 @@ class IMP(Method):
     @classmethod
     def validate(cls, config) -> None:
         super().validate(config)
+        if config.max_steps is not None:
+            raise ValueError("IMP stops after its last level: max_steps does not apply")
         count = config.sparsity / config.imp_delta_s
         if abs(count - round(count)) > 1e-6:
             raise ValueError(f"IMP prunes in steps of imp_delta_s={config.imp_delta_s}: "
@@ -61,8 +66,16 @@ class IMP(Method):
     def trainable(self, model):
         return Finetune.trainable(self, model)
 
+    def prepare(self, model):
+        """With imp_rewind, remember the backbone's initial weights theta_0 (not its heads)."""
+        self.initial = ({n: p.detach().clone() for n, p in models.backbone_parameters(model).items()}
+                        if self.config.imp_rewind else {})
+
     def before_step(self, model, step):
         sparsity = self.schedule.sparsity_steps.get(step)
-        if sparsity is not None:
-            for module in pruning.masked_modules(model).values():
-                pruning.magnitude_prune(module, sparsity)
+        if sparsity is None:
+            return
+        for module in pruning.masked_modules(model).values():
+            pruning.magnitude_prune(module, sparsity)  # by the trained weights' magnitudes
+        if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
+            models.copy_into(model, self.initial)

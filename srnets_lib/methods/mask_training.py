@@ -5,6 +5,8 @@ to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
 
 from __future__ import annotations
 
+import torch
+
 from .. import models, pruning, schedule
 from ..pruning import schedules
 from .base import Method
@@ -26,9 +28,10 @@ class MaskTraining(Method):
     @classmethod
     def schedule(cls, config, train_rows):
         per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
-        evaluations = schedule.every(config.eval_interval, t_max)
+        steps = schedule.capped(config, t_max)
+        evaluations = schedule.every(config.eval_interval, steps)
         resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
-        return schedule.Schedule(per_epoch, t_max, t_max, evaluations,
+        return schedule.Schedule(per_epoch, t_max, steps, evaluations,
                                  schedule.selectable(config, evaluations, t_max, resets), sparsity_steps=resets)
 
     @classmethod
@@ -41,13 +44,15 @@ class MaskTraining(Method):
 
     def prepare(self, model):
         cfg = self.config
+        generator = torch.Generator().manual_seed(cfg.seed)  # mask_init=random: a seeded random mask
         for module in pruning.masked_modules(model).values():
             module.start_mask_training(cfg.mask_init, self.schedule.sparsity_steps[0], cfg.phi, cfg.alpha,
-                                       cfg.threshold_ties)
+                                       cfg.threshold_ties, generator)
 
     def trainable(self, model):
-        # weights and classifier frozen (the authors' convention): only the scores train
-        return [m.mask_scores for m in pruning.masked_modules(model).values()]
+        # weights and classifier frozen (the authors' convention): the scores train, and on unlabelled
+        # text the MLM head's transform and bias (TAMT: train_mlm.py of llyx97/TAMT)
+        return [m.mask_scores for m in pruning.masked_modules(model).values()] + models.trainable_head(model)
 
     def after_step(self, model, done):
         sparsity = self.schedule.sparsity_steps.get(done)

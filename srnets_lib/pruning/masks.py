@@ -120,12 +120,14 @@ class MaskedLinear(nn.Module):
 
     # --- sparsity control ---------------------------------------------------------------
     def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0,
-                            ties: str = "exact") -> None:
+                            ties: str = "exact", generator: torch.Generator | None = None) -> None:
         """Hard init (eq. 1): m_hat = 0 for the k smallest |W|, alpha * phi otherwise, phi fixed.
-        Soft init (eq. 2): m_hat = |W|, phi set by the sparsity constraint."""
+        Soft init (eq. 2): m_hat = |W|, phi set by the sparsity constraint. Random init (TAMT
+        section 4.2.4): the hard scores on k entries drawn at random (`generator`, on the CPU)."""
         weight = self.weight.detach().abs() * self.mask_values  # an existing mask is respected
-        if init == "hard":
-            keep = keep_top(weight, pruned_count(weight.numel(), sparsity))
+        if init in ("hard", "random"):
+            ranked = weight if init == "hard" else torch.rand(weight.shape, generator=generator).to(weight.device)
+            keep = keep_top(ranked, pruned_count(weight.numel(), sparsity))
             scores = torch.where(keep, torch.full_like(weight, alpha * phi), torch.zeros_like(weight))
             self.mask_scores = nn.Parameter(scores)
             self.threshold.fill_(phi)
@@ -133,7 +135,7 @@ class MaskedLinear(nn.Module):
             self.mask_scores = nn.Parameter(weight.clone())
             self.reset_threshold(sparsity, ties)
         else:
-            raise ValueError(f"mask_init must be hard or soft, got {init!r}")
+            raise ValueError(f"mask_init must be hard, soft or random, got {init!r}")
         self.invalidate()
 
     @torch.no_grad()
@@ -261,6 +263,19 @@ def apply_masks(masked: dict[str, MaskedLinear], masks: dict[str, torch.Tensor],
                                 f"weight has {tuple(module.weight.shape)}")
         module.set_mask(masks[name])
         module.mask_scores = None
+
+
+def jaccard(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    """Similarity of two subnetworks (TAMT section 4.2.5, after Chen et al. 2020): per matrix,
+    |kept in both| / |kept in either|, then the unweighted mean over the matrices (mask_dist.py of
+    llyx97/TAMT). Both must mask the same matrices; the mask distance is 1 - jaccard."""
+    if set(a) != set(b):
+        raise MaskFileError(f"the masks cover different matrices: {sorted(set(a) ^ set(b))[:3]}")
+    values = []
+    for name in a:
+        both, either = (a[name] & b[name]).sum().item(), (a[name] | b[name]).sum().item()
+        values.append(both / either if either else 1.0)
+    return float(np.mean(values))
 
 
 def sparsity_report(masked: dict[str, MaskedLinear], is_transformer_matrix) -> dict:

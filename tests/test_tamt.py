@@ -1,0 +1,109 @@
+"""Task-agnostic mask training (TAMT, Liu et al. NAACL 2022) as definitions: MLM corruption,
+the KD loss, random mask init, IMP rewinding the backbone only, mask similarity, masks fixed
+in transfer; and the task-agnostic runs end to end on the tiny model."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from srnets_lib import methods, models, pretraining, pruning
+from srnets_lib.build import build_run
+from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.executors import execute
+from srnets_lib.request import Request
+from srnets_lib.runs import Run
+
+CORPUS = dict(task="corpus", backbone="tiny", data=DataConfig(train_size=24, dev_size=4, ood_size=4),
+              max_length=32, batch_size=8, lr=1e-2, eval_interval=3)
+
+
+def test_mlm_corrupts_15_percent_of_the_tokens_80_10_10_and_never_a_special_one():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, 1000, size=(400, 250))
+    special = np.zeros(ids.shape, dtype=bool)
+    special[:, 0] = special[:, -1] = True
+    inputs, labels = pretraining.corrupt(ids, special, 1000, 3, rng)
+    chosen = labels != pretraining.IGNORE
+    assert chosen.mean() == pytest.approx(0.15 * 248 / 250, abs=0.003) and not chosen[special].any()
+    assert (labels[chosen] == ids[chosen]).all() and (inputs[~chosen] == ids[~chosen]).all()
+    masked, kept = (inputs[chosen] == 3).mean(), (inputs[chosen] == ids[chosen]).mean()
+    assert masked == pytest.approx(0.8, abs=0.01) and kept == pytest.approx(0.1 + 0.1 / 1000, abs=0.01)
+
+
+def test_kd_loss_is_the_mean_over_layers_1_to_l_of_one_minus_cosine():
+    torch.manual_seed(0)
+    student, teacher = ([torch.randn(2, 5, 8) for _ in range(4)] for _ in range(2))
+    expected = np.mean([np.mean(1 - F.cosine_similarity(s, t, dim=-1).numpy()) for s, t in zip(student[1:], teacher[1:])])
+    assert pretraining.kd_loss(tuple(student), tuple(teacher)).item() == pytest.approx(expected, rel=1e-6)
+    assert pretraining.kd_loss(tuple(student), tuple(student)).item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_random_mask_init_prunes_a_seeded_random_k_with_the_hard_scores():
+    a, b = (pruning.MaskedLinear(torch.nn.Linear(30, 20)) for _ in range(2))
+    b.weight.data.copy_(a.weight.data)
+    for module in (a, b):
+        module.start_mask_training("random", 0.7, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(a.binary_mask(), b.binary_mask()) and (~a.binary_mask()).sum() == 420
+    assert sorted(a.mask_scores.detach().unique().tolist()) == [0.0, pytest.approx(0.02)]
+    hard = pruning.MaskedLinear(torch.nn.Linear(30, 20))
+    hard.weight.data.copy_(a.weight.data)
+    hard.start_mask_training("hard", 0.7)
+    assert not torch.equal(hard.binary_mask(), a.binary_mask())  # not the magnitude mask
+
+
+def test_jaccard_on_known_masks():
+    a = {"m": torch.tensor([1, 1, 0, 0], dtype=torch.bool), "n": torch.tensor([1, 0], dtype=torch.bool)}
+    b = {"m": torch.tensor([1, 0, 1, 0], dtype=torch.bool), "n": torch.tensor([1, 0], dtype=torch.bool)}
+    assert pruning.jaccard(a, b) == pytest.approx((1 / 3 + 1) / 2)  # unweighted mean over matrices
+    assert pruning.jaccard(a, a) == 1.0
+    with pytest.raises(pruning.MaskFileError, match="different matrices"):
+        pruning.jaccard(a, {"m": a["m"]})
+
+
+def test_imp_rewinds_the_backbone_to_theta_0_and_not_the_mlm_head():
+    config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.2, imp_rewind=True, epochs=6, **CORPUS)
+    method = methods.create(config, 24)  # 3 steps per epoch, t_max 18: prune every 1 step
+    model = models.load_pretraining_model("tiny")
+    pruning.install(model, method.masked_layers())
+    method.prepare(model)
+    theta_0 = {n: p.detach().clone() for n, p in model.named_parameters()}
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)  # as if trained
+    method.before_step(model, 1)  # the second pruning: to 20%, by the trained magnitudes
+    for name, p in model.named_parameters():
+        assert torch.equal(p, theta_0[name]) == name.startswith("bert."), name
+    assert all((~m.mask).float().mean() == pytest.approx(0.2, abs=0.01) for m in pruning.masked_modules(model).values())
+
+
+def test_mask_training_on_the_corpus_trains_the_scores_and_the_mlm_head_only():
+    config = RunConfig(method="mask", loss="mlm", sparsity=0.5, **CORPUS)
+    method = methods.create(config, 24)
+    model = models.load_pretraining_model("tiny")
+    pruning.install(model, method.masked_layers())
+    method.prepare(model)
+    names = {id(p): n for n, p in model.named_parameters()}
+    trained = {names[id(p)] for p in method.trainable(model)}
+    assert {n for n in trained if not n.endswith("mask_scores")} == {
+        "cls.predictions.bias", "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"}
+    assert "bert.embeddings.word_embeddings.weight" not in trained  # the tied decoder stays frozen
+
+
+def test_task_agnostic_runs_then_transfer_with_the_mask_fixed(store):
+    """A mask trained on the corpus (MLM+KD, taken at max_steps, no selection) serves a task: its
+    subnetwork is fine-tuned with a fresh head and the mask never changes."""
+    tamt = RunConfig(method="mask", loss="mlm+kd", sparsity=0.5, epochs=4, max_steps=6, select="last", **CORPUS)
+    result = execute(tamt)
+    assert result.steps_run == 6 and result.selected_step == 6 and result.t_max == 12
+    assert set(result.scores) == {"mlm_loss", "kd_loss"} and result.id == pytest.approx(-sum(result.scores.values()))
+    transfer = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=16, ood_size=16),
+                         max_length=32, batch_size=16, epochs=2, eval_interval=4, lr=1e-3, mask_from=tamt)
+    final = execute(transfer, Request(weights=True))
+    run = build_run(transfer, Run(transfer), Request())  # theta_pt with the corpus run's mask...
+    source = Run(tamt).masks()
+    assert all(torch.equal(m.mask, source[n]) for n, m in pruning.masked_modules(run.model).items())
+    Run(transfer).load_weights(run.model)  # ...and the weights the transfer trained
+    assert run.evaluator.scores(run.model)["dev"] == pytest.approx(final.id)  # that is the subnetwork it scored
+    assert final.sparsity == pytest.approx(0.5, abs=0.01)
