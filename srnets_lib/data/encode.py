@@ -47,8 +47,8 @@ def encode(split: Split, tokenizer, max_length: int, tokenizer_id: str, cache: b
     if path is not None and path.exists():
         stored = np.load(path)
         return Encoded(stored["ids"], stored["type_ids"], stored["offsets"], stored["labels"])
-    out = tokenizer(split.text_a, split.text_b, truncation=True, max_length=max_length,
-                    return_token_type_ids=True)
+    second = split.text_b if any(split.text_b) else None  # single-sentence tasks: [CLS] a [SEP]
+    out = tokenizer(split.text_a, second, truncation=True, max_length=max_length, return_token_type_ids=True)
     lengths = np.array([len(x) for x in out["input_ids"]], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     encoded = Encoded(

@@ -17,6 +17,8 @@ class Split:
     what the reader left out (e.g. QQP's short rows); `TaskData.description` repeats them.
     `ids` are the examples' ids in their source file (MNLI's index column, QQP's pair id,
     FEVER's line number), which the authors' bias predictions are keyed by; None if unknown.
+    `float_labels`: the labels are real-valued scores (STS-B's similarity, a regression head),
+    kept as float64 instead of class indices.
     """
 
     name: str
@@ -27,9 +29,10 @@ class Split:
     collapse: list[int] | None = None
     notes: list[str] = field(default_factory=list)
     ids: np.ndarray | None = None
+    float_labels: bool = False
 
     def __post_init__(self):
-        self.labels = np.asarray(self.labels, dtype=np.int64)
+        self.labels = np.asarray(self.labels, dtype=np.float64 if self.float_labels else np.int64)
         if self.ids is not None:
             self.ids = np.asarray(self.ids, dtype=np.int64)
         if not (len(self.text_a) == len(self.text_b) == len(self.labels)) or (
@@ -49,14 +52,14 @@ class Split:
         index = np.asarray(index, dtype=np.int64)
         return Split(self.name, [self.text_a[i] for i in index], [self.text_b[i] for i in index],
                      self.labels[index], self.label_names, self.collapse, self.notes + ([note] if note else []),
-                     None if self.ids is None else self.ids[index])
+                     None if self.ids is None else self.ids[index], self.float_labels)
 
     def concat(self, other: "Split", name: str) -> "Split":
         """Both splits' examples; ids are kept only when both have them."""
         ids = None if self.ids is None or other.ids is None else np.concatenate([self.ids, other.ids])
         return Split(name, self.text_a + other.text_a, self.text_b + other.text_b,
                      np.concatenate([self.labels, other.labels]), self.label_names, self.collapse,
-                     self.notes + other.notes, ids)
+                     self.notes + other.notes, ids, self.float_labels)
 
 
 @dataclass

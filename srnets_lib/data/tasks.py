@@ -1,4 +1,5 @@
-"""Task registry: labels, metric and evaluation sets of the paper's three tasks (table 1)."""
+"""Task registry: labels, metric and evaluation sets of the paper's three tasks (table 1), and the
+downstream tasks the task-agnostic chapter (TAMT, Liu et al. NAACL 2022, section 4.1) transfers to."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ class TaskSpec:
     ood_train_rows: int = 0  # added to train by section 4.5's mixture
     dev_rows: int = 0  # the ID dev set
     ood_rows: int = 0  # every OOD evaluation set
+    kind: str = "classify"  # what the head predicts: "classify" (a class), "regress" (a score), "span" (SQuAD)
+    metrics: tuple[str, ...] = ()  # every metric recorded for the task; () means (metric,)
 
 
 TASKS = {
@@ -33,6 +36,29 @@ TASKS = {
                           "accuracy", "accuracy", ("symmetric_v1", "symmetric_v2"), "Symmetric v2 dev x10",
                           242_911, 10 * 708, 16_664, 717 + 712),
 }
+
+# TAMT's downstream tasks (section 4.1) with the GLUE / SQuAD v1.1 distributions' sizes. The
+# authors report the best dev score over all evaluations (imp_and_fine_tune/glue_trans.py of
+# llyx97/TAMT, line 425: keys holding 'acc', 'mcc' or 'pearson'; squad_trans.py: 'f1').
+TRANSFER_TASKS = {
+    "cola": TaskSpec("cola", "CoLA", ("unacceptable", "acceptable"), "matthews_corrcoef",
+                     "matthews_corrcoef", (), "", 8_551, 0, 1_043),
+    "sst2": TaskSpec("sst2", "SST-2", ("negative", "positive"), "accuracy", "accuracy", (), "", 67_349, 0, 872),
+    "rte": TaskSpec("rte", "RTE", ("entailment", "not_entailment"), "accuracy", "accuracy", (), "", 2_490, 0, 277),
+    # the authors' best runs over acc and acc_and_f1 = (acc + F1) / 2; on MRPC the latter is the larger
+    "mrpc": TaskSpec("mrpc", "MRPC", ("not_equivalent", "equivalent"), "acc_and_f1", "acc_and_f1", (), "",
+                     3_668, 0, 408, metrics=("accuracy", "f1", "acc_and_f1")),
+    "stsb": TaskSpec("stsb", "STS-B", ("score",), "pearson", "pearson", (), "", 5_749, 0, 1_500,
+                     kind="regress", metrics=("pearson", "spearman")),
+    # dev = matched; the mismatched dev set, whose accuracy the authors' code ends up tracking, is
+    # evaluated beside it as "dev_mismatched"
+    "mnli": TaskSpec("mnli", "MNLI", ("entailment", "neutral", "contradiction"), "accuracy", "accuracy",
+                     ("dev_mismatched",), "", 392_702, 0, 9_815, 9_832),
+    # rows are questions; training runs over their 384-token windows (slightly more)
+    "squad": TaskSpec("squad", "SQuAD v1.1", (), "squad_f1", "squad_f1", (), "", 87_599, 0, 10_570,
+                      kind="span", metrics=("squad_exact_match", "squad_f1")),
+}
+TASKS.update(TRANSFER_TASKS)
 
 HANS_LABELS = ["entailment", "non-entailment"]
 # MNLI class -> HANS class: neutral and contradiction are both non-entailment.

@@ -5,6 +5,9 @@ As in the authors' code, QQP dev is scored (and checkpoints selected) on the bin
 duplicate class (GLUE's QQP F1), while PAWS is scored with the weighted F1 the paper's appendix
 B.1 describes; tasks.py says which metric each split uses. The same functions back the
 evaluate-compatible modules in metrics/<name>/ (`evaluate.load(metric_path("f1"))`, offline).
+
+The task-agnostic chapter's downstream tasks (TAMT section 4.1) add MRPC's acc_and_f1, the
+correlations of CoLA and STS-B (correlation.py) and SQuAD's exact match and F1 (squad.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from .correlation import matthews_corrcoef, pearson, spearman
+from .squad import squad_exact_match, squad_f1
 
 
 def accuracy(predictions, references) -> float:
@@ -42,7 +48,18 @@ def f1(predictions, references) -> float:
     return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
 
 
-METRICS = {"accuracy": accuracy, "weighted_f1": weighted_f1, "f1": f1}
+def acc_and_f1(predictions, references) -> float:
+    """(accuracy + F1) / 2, MRPC's acc_and_f1 in glue_compute_metrics of the authors'
+    hg_transformers (imp_and_fine_tune/glue_trans.py of llyx97/TAMT)."""
+    return (accuracy(predictions, references) + f1(predictions, references)) / 2
+
+
+METRICS = {"accuracy": accuracy, "weighted_f1": weighted_f1, "f1": f1, "acc_and_f1": acc_and_f1,
+           "matthews_corrcoef": matthews_corrcoef, "pearson": pearson, "spearman": spearman,
+           "squad_exact_match": squad_exact_match, "squad_f1": squad_f1}
+# what a metric compares, when not class indices: real-valued scores, or a predicted answer text
+# against the question's gold answer texts
+INPUTS = {"pearson": "scores", "spearman": "scores", "squad_exact_match": "answers", "squad_f1": "answers"}
 
 
 def split_metric(metric: str, split, predictions) -> float:
@@ -60,14 +77,18 @@ def evaluate_module(name: str):
     import evaluate
 
     function = METRICS[name]
+    inputs = INPUTS.get(name, "classes")
+    value = datasets.Value("float64" if inputs == "scores" else "int64")
+    features = ({"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
+                if inputs == "answers" else {"predictions": value, "references": value})
+    described = {"classes": "predictions, references: class indices", "scores": "predictions, references: scores",
+                 "answers": "predictions: answer texts; references: each question's gold answer texts"}
 
     class Module(evaluate.Metric):
         def _info(self):
             return evaluate.MetricInfo(
-                description=f"{name} as in 'A Win-win Deal' (srnets_lib.metrics.{name})", citation="",
-                inputs_description="predictions, references: class indices",
-                features=datasets.Features({"predictions": datasets.Value("int64"),
-                                            "references": datasets.Value("int64")}))
+                description=f"{name}, as srnets_lib.metrics.{name} computes it", citation="",
+                inputs_description=described[inputs], features=datasets.Features(features))
 
         def _compute(self, predictions, references):
             return {name: function(predictions, references)}
