@@ -53,8 +53,10 @@ def _plan(args) -> int:
         rate, source = measured["steps_per_second"], f"measured by bench on {measured['device']}"
         eval_rate = eval_rate or measured["eval_examples_per_second"]
         speedup = measured.get("sharing_speedup", {}).get(str(args.runs_per_gpu), 1.0)
-    elif rate is not None and eval_rate is None:
-        eval_rate, source = 10 * 32 * rate, "given; evaluation assumed at 10x the training examples/s"
+    elif rate is not None:
+        source = "assumed (--steps-per-second), not measured"
+        if eval_rate is None:
+            eval_rate, source = 10 * 32 * rate, source + "; evaluation assumed at 10x the training examples/s"
     print(plan.report(planned, rate, eval_rate, speedup, source))
     return 0
 

@@ -15,6 +15,7 @@ import yaml
 from IPython.display import Markdown, display
 
 from . import paper_numbers, paths, plots, report, sections
+from .config import CORPUS
 from . import params as params_lib
 from .sections import gather
 from .sections.verdict import Verdict, render
@@ -73,7 +74,7 @@ class Page:
         """`frame`: the page's tasks' finished points; `references`: every finished full model
         (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
         every = gather.frame(self.points)
-        self.frame = every[every.task.isin(self.tasks)]
+        self.frame = every[every.task.isin([*self.tasks, CORPUS])]  # Part II: the corpus runs' losses too
         self.references = every[every.reference.astype(bool)]
         self.missing = gather.missing(self.points)
 
@@ -125,13 +126,14 @@ class Page:
         display(Markdown(render(self._on_references())))
 
     def _on_tasks(self) -> list[Verdict]:
-        return self._judge(self.section.claims, self.frame, self.tasks)
+        return self.section.judge(self)
 
     def _on_references(self) -> list[Verdict]:
         tasks = list(dict.fromkeys(p.task for p in self.points if p.reference))
-        return self._judge(self.section.reference_claims, self.references, tasks)
+        return self.judge(self.section.reference_claims, self.references, tasks)
 
-    def _judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
+    def judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
+        """`claims` evaluated on `df`'s rows of `tasks`, per group of the page's points."""
         verdicts = []
         for group in dict.fromkeys(p.group for p in self.points):
             rows = df[df.group == group]

@@ -21,7 +21,9 @@ from . import ALGORITHM_VERSION, methods
 
 Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
 CORPUS = "corpus"  # unlabelled text: the task-agnostic runs of TAMT (WikiText-103; the toy's own language)
-AnyTask = Literal[Task.__args__ + (CORPUS,)]
+TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)
+TransferTask = Literal[Task.__args__ + TamtTask.__args__]  # what a task-agnostic mask transfers to
+AnyTask = Literal[TransferTask.__args__ + (CORPUS,)]
 Loss = Literal["std", "poe", "reweight", "confreg"]  # classification losses (section 3.3)
 PretrainingLoss = Literal["mlm", "kd", "mlm+kd"]  # TAMT's objectives on unlabelled text (TAMT section 3.4)
 Method = Literal[tuple(methods.METHODS)]

@@ -8,13 +8,15 @@ import torch
 
 from . import pruning, runtime, step
 from .data.encode import Encoded, collate, eval_batches
+from .data.tasks import spec
 from .metrics import split_metric
 
 
 @torch.inference_mode()
 def predict(model, encoded: Encoded, batch_size: int, pad_id: int, precision: str = "fp32",
             forward=None, max_length: int | None = None, pad_to: int | None = None) -> np.ndarray:
-    """Class probabilities for every example of an encoded split, in the split's order.
+    """Class probabilities for every example of an encoded split, in the split's order (a model
+    with one output, a regression head, gives its raw score).
     `forward` (a compiled model) gets static shapes: lengths padded to a bucket (or `pad_to`)
     and every batch padded to `batch_size` rows (the padding rows' outputs are dropped)."""
     model.eval()
@@ -32,7 +34,7 @@ def predict(model, encoded: Encoded, batch_size: int, pad_id: int, precision: st
                 torch.compiler.cudagraph_mark_step_begin()
         with runtime.autocast(precision):
             logits = call(**inputs).logits[: len(index)]
-        probs[index] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+        probs[index] = (logits.float() if logits.shape[-1] == 1 else torch.softmax(logits.float(), dim=-1)).cpu().numpy()
     return probs
 
 
@@ -43,6 +45,7 @@ class Evaluator:
                  max_length: int, forward=None):
         self.data, self.encoded, self.batch_size, self.pad_id = data, encoded, batch_size, pad_id
         self.precision, self.max_length, self.forward = precision, max_length, forward
+        self.also = [m for m in spec(data.task).metrics if m != data.metric]
 
     @property
     def ood(self) -> tuple[str, ...]:
@@ -57,7 +60,10 @@ class Evaluator:
                 continue
             probs = predict(model, self.encoded[name], self.batch_size, self.pad_id, self.precision,
                             self.forward, self.max_length)
-            scores[name] = split_metric(self.data.metric_of(name), split, probs.argmax(axis=1))
+            predictions = probs[:, 0] if probs.shape[1] == 1 else probs.argmax(axis=1)  # a score, or a class
+            scores[name] = split_metric(self.data.metric_of(name), split, predictions)
+            if name == "dev":  # the task's other recorded metrics (MRPC: accuracy and F1; STS-B: Spearman)
+                scores.update({f"dev_{m}": split_metric(m, split, predictions) for m in self.also})
         model.train()
         return scores
 

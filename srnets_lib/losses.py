@@ -14,7 +14,9 @@ import torch.nn.functional as F
 
 
 def std(logits, labels, bias_probs=None, teacher_probs=None):
-    """L_std = -y . log p_m"""
+    """L_std = -y . log p_m; for a score (one output: STS-B's regression head) the squared error."""
+    if logits.shape[-1] == 1:
+        return F.mse_loss(logits.squeeze(-1), labels.to(logits.dtype))
     return F.cross_entropy(logits, labels)
 
 

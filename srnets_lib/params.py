@@ -23,14 +23,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import paths
-from .config import RunConfig, Task, stage_of
+from .config import PRETRAINING_LOSSES, RunConfig, Task, TransferTask, stage_of
 from .request import Request
 
 # What an override's `when` may select on: task, stage (full | retrain | prune), method, loss,
 # start ("pt": the run starts from the pre-trained weights, "ft": from a fine-tuned run),
 # source (the method of the run whose weights or mask it starts from: finetune, mask, imp-rw, ...;
 # "pt" for none), ood (section 4.5's ID+OOD training data: true | false) and sparsity.
-SELECTORS = ("task", "stage", "method", "loss", "start", "source", "ood", "sparsity")
+# source_task: the task of that run ("corpus": a task-agnostic mask, TAMT's transfer runs; "pt" for none).
+SELECTORS = ("task", "stage", "method", "loss", "start", "source", "source_task", "ood", "sparsity")
 
 
 class ParamsError(ValueError):
@@ -75,8 +76,9 @@ class Override(_Strict):
         return True
 
 
-# the book's section notebooks (book/<name>.ipynb), in the paper's order
-SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")
+# the book's section notebooks (book/<name>.ipynb), in the papers' order: Part I (SRNets), Part II (TAMT)
+SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5",
+            "tamt_transfer", "tamt_pretraining")
 Section = Literal[SECTIONS]
 
 
@@ -110,6 +112,23 @@ class Sections(_Strict):
         return steps
 
 
+class Tamt(_Strict):
+    """Part II, task-agnostic mask training (TAMT, Liu et al. NAACL 2022): which masks are
+    searched on the corpus and which tasks they transfer to (defaults: the authors' BERT runs)."""
+
+    tasks: list[TransferTask] = ["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]
+    objectives: list[Literal[PRETRAINING_LOSSES]] = list(PRETRAINING_LOSSES)
+    sparsities: list[float] = [0.5, 0.6, 0.7, 0.8, 0.9]  # TAMT and IMP (figure 3)
+    oneshot_sparsities: list[float] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]  # OMP and random
+    mask_seeds: list[int] = [1, 2, 3]  # TAMT, IMP, random: 3 masks; OMP: one (the first seed)
+    finetune_seeds: list[int] = [1, 2, 3]  # each mask fine-tuned 3 times (section 4.1)
+    imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run yields every level up to it
+    head: bool = False  # train an MLM head first (a backbone without one: the packaged MiniLM)
+    # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
+    # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
+    steps: dict[float, int] = {}
+
+
 class Execution(_Strict):
     """How runs are executed: the same results (to float noise), so not part of a run's key."""
 
@@ -131,6 +150,7 @@ class Params(_Strict):
     overrides: list[Override] = []
     execution: Execution = Execution()
     sections: Sections = Sections()
+    tamt: Tamt = Tamt()
     forced: dict[str, Any] = {}  # command-line run-field overrides: applied after `overrides`
     source: str = "<memory>"
 
@@ -141,6 +161,7 @@ class Params(_Strict):
         origin = fields.get("init_from") or fields.get("mask_from")
         facts = {"task": task, "stage": stage, "method": method, "loss": loss, "start": start,
                  "source": origin.method if origin is not None else "pt",
+                 "source_task": origin.task if origin is not None else "pt",
                  "ood": bool(fields.get("data", {}).get("ood_train", False)),
                  "sparsity": fields.get("sparsity", 0.0)}
         values = _deep_copy(self.defaults)
@@ -155,9 +176,13 @@ class Params(_Strict):
             raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{_explain(err)}") from None
 
     def seeds_for(self, section: str) -> list[int]:
-        return list(self.sections.seeds.get(section) or self.preset.seeds)
+        """A section's seeds (Part II: the mask seeds; each mask is fine-tuned with tamt.finetune_seeds)."""
+        default = self.tamt.mask_seeds if section.startswith("tamt") else self.preset.seeds
+        return list(self.sections.seeds.get(section) or default)
 
     def tasks_for(self, section: str) -> list[str]:
+        if section.startswith("tamt"):
+            return list(self.tamt.tasks)
         if section == "appc5":
             return list(self.sections.appc5_tasks)
         chosen = self.sections.sec4_2_tasks if section == "sec4_2" else self.sections.other_tasks
@@ -197,6 +222,8 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
             raw.setdefault("sections", {})[head] = value
         elif head in Execution.model_fields:
             raw.setdefault("execution", {})[head] = value
+        elif head == "tamt":  # tamt.sparsities=[0.7]
+            _set_dotted(raw, key, value)
         else:
             _set_dotted(raw.setdefault("forced", {}), key, value)
     try:

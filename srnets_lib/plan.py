@@ -158,13 +158,15 @@ def load_throughput(path: Path | None = None) -> dict | None:
 
 def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_per_second: float,
               runs_per_gpu_speedup: float = 1.0) -> float:
-    """Hours on one GPU: each run's steps at `steps_per_second` (measured on BERT-base, scaled
-    by the backbone's Transformer-matrix size) plus its evaluations, divided by the aggregate
-    speed-up of runs sharing the GPU."""
+    """Hours on one GPU: each run's steps at `steps_per_second` (measured on BERT-base at batch 32
+    and length 128, scaled by the backbone's Transformer-matrix size and by the tokens a step
+    reads, batch x max_length: an assumption, attention's quadratic term aside) plus its
+    evaluations, divided by the aggregate speed-up of runs sharing the GPU."""
     _, reference = parameters(REFERENCE)
     seconds = 0.0
     for p in planned:
-        scale = parameters(p.config.backbone, p.config.num_layers)[1] / reference
+        scale = (parameters(p.config.backbone, p.config.num_layers)[1] / reference
+                 * p.config.batch_size * p.config.max_length / (32 * 128))
         seconds += scale * (p.steps / steps_per_second + p.evaluated_rows() / eval_examples_per_second)
     return seconds / 3600 / runs_per_gpu_speedup
 
@@ -197,6 +199,13 @@ def report(planned: list[PlannedRun], steps_per_second: float | None = None,
         widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
         lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in [header, *rows]]
         lines.append("")
+    lengths: dict[int, list[int]] = {}
+    for p in planned:
+        lengths.setdefault(p.config.max_length, [0, 0])
+        lengths[p.config.max_length][0] += p.steps
+        lengths[p.config.max_length][1] += p.steps * p.config.batch_size
+    lines.append("training by sequence length: " + "; ".join(f"{n} tokens: {steps} steps, {examples} examples"
+                                                              for n, (steps, examples) in sorted(lengths.items())))
     disk = disk_bytes(planned)
     lines.append("disk: " + ", ".join(f"{k} {v / 1e9:.1f} GB" for k, v in disk.items())
                  + f"; total {sum(disk.values()) / 1e9:.1f} GB (plus one resume checkpoint per running run)")

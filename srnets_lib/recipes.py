@@ -8,6 +8,7 @@ p and loss L; M(.) takes the mask.
 
 from __future__ import annotations
 
+from . import plan
 from .config import RunConfig
 from .params import Params
 
@@ -54,6 +55,48 @@ class Recipes:
         extra = {"epochs": epochs} if epochs is not None else {}
         return self.prune_ft(task, "mask", "poe", final, seed, sparsity_init=start, schedule="cubic",
                              mask_init="soft", **extra)
+
+    # --- task-agnostic mask training (TAMT, Liu et al. NAACL 2022) ---------------------------
+    def head(self) -> RunConfig | None:
+        """The MLM head trained on the frozen backbone first, when the backbone has none
+        (params tamt.head: the packaged MiniLM); None: the checkpoint's own (BERT's)."""
+        return self.p.run("corpus", "head", "mlm") if self.p.tamt.head else None
+
+    def corpus(self, method, loss, sparsity, seed, **fields) -> RunConfig:
+        """A task-agnostic run on the unlabelled corpus, from theta_pt (and the MLM head)."""
+        return self.p.run("corpus", method, loss, seed=seed, sparsity=sparsity, init_from=self.head(), **fields)
+
+    def tamt_imp(self, seed) -> RunConfig:
+        """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
+        level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1)."""
+        return self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
+
+    def tamt(self, objective, sparsity, seed, init="hard") -> RunConfig:
+        """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure
+        7), taken after as many iterations as IMP needs to reach `sparsity` (TAMT table 2)."""
+        return self.corpus("mask", objective, sparsity, seed, max_steps=self.tamt_steps(sparsity, seed),
+                           mask_init=init)
+
+    def tamt_steps(self, sparsity, seed) -> int:
+        """params tamt.steps[sparsity], else the step at which IMP prunes to `sparsity`."""
+        if sparsity in self.p.tamt.steps:
+            return self.p.tamt.steps[sparsity]
+        prunings = plan.schedule(self.tamt_imp(seed)).sparsity_steps
+        return next(step for step, level in prunings.items() if abs(level - sparsity) < 1e-9)
+
+    def oneshot(self, method, sparsity, seed) -> RunConfig:
+        """OMP or random pruning of theta_pt (evaluated on the corpus: its pre-training losses)."""
+        return self.corpus(method, "mlm", sparsity, seed)
+
+    def transfer(self, task, subnetwork: RunConfig, seed, level=None) -> RunConfig:
+        """A task-agnostic subnetwork fine-tuned on a downstream task (a new head, the mask fixed)."""
+        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level)
+
+    def probe(self, subnetwork: RunConfig, level=None) -> RunConfig:
+        """A subnetwork's held-out MLM and KD losses as it is, with the pre-trained MLM head (the
+        authors' eval_mlm.py / eval_kd.py: figures 1 and 5)."""
+        return self.p.run("corpus", "finetune", "mlm", mask_from=subnetwork, mask_level=level,
+                          init_from=self.head(), max_steps=0)
 
     @staticmethod
     def _ood(ood: bool) -> dict:

@@ -11,7 +11,11 @@ from srnets_lib import book, paper_numbers, params, sections
 
 # points per section: (params/paper.yaml, params/toy.yaml)
 POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_5": (156, 13), "sec5_1": (72, 5),
-          "sec5_2": (96, 16), "appc1": (240, 20), "appc5": (40, 5)}
+          "sec5_2": (96, 16), "appc1": (240, 20), "appc5": (40, 5),
+          # Part II: per task and fine-tuning seed the full model and every subnetwork (paper: 3 objectives x 5
+          # sparsities x 3 masks, IMP 5 levels x 3, Rand 9 x 3, OMP 9; toy: one of each at 0.7); the
+          # pretraining page adds one point per subnetwork on the corpus
+          "tamt_transfer": (7 * 3 * 97, 3 * 7), "tamt_pretraining": (96 + 7 * 3 * 97, 6 + 3 * 7)}
 SERIES = {  # the paper's legends (params/paper.yaml)
     "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe), poe ft",
                "imp (std)", "imp (poe)", "imp (poe), poe ft"},
@@ -23,6 +27,8 @@ SERIES = {  # the paper's legends (params/paper.yaml)
     "sec5_2": {"full bert (std)", "fixed", "gradual 0.7->0.9", "fixed, soft init", "gradual 0.2->0.9", "gradual 0.5->0.9"},
     "appc1": {f"{kind} ({loss})" for kind in ("full bert", "mask train") for loss in ("std", "poe", "reweight", "confreg")},
     "appc5": {"full bert (std)", "full bert (poe)", "mask 0.5", "mask 0.7", "mask 0.5->0.7"},
+    "tamt_transfer": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},  # TAMT figure 3
+    "tamt_pretraining": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},
 }
 
 

@@ -107,3 +107,28 @@ def test_task_agnostic_runs_then_transfer_with_the_mask_fixed(store):
     Run(transfer).load_weights(run.model)  # ...and the weights the transfer trained
     assert run.evaluator.scores(run.model)["dev"] == pytest.approx(final.id)  # that is the subnetwork it scored
     assert final.sparsity == pytest.approx(0.5, abs=0.01)
+
+
+@pytest.mark.slow
+def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, tiny_params):
+    """papermill computes a Part II page's runs (the MLM head, the masks, IMP, the transfers, the
+    probes); the other page then only gathers: every point finished, a figure, verdicts, no error."""
+    import json
+
+    import papermill
+
+    from srnets_lib import paths
+
+    def run(notebook, **parameters):
+        out = tmp_path / f"{notebook}.ipynb"
+        papermill.execute_notebook(f"book/{notebook}.ipynb", str(out), cwd=str(paths.PROJECT_ROOT), progress_bar=False,
+                                   parameters={"params_file": str(tiny_params), **parameters})
+        outputs = [o for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+        text = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+        return outputs, text
+
+    outputs, text = run("tamt_pretraining", compute=True)
+    assert any("image/png" in o.get("data", {}) for o in outputs) and "mask distance to OMP" in text
+    outputs, text = run("tamt_transfer", compute=False)
+    assert "have no finished run" not in text and "TAMT-MLM at sparsity 0.7" in text
+    assert any("image/png" in o.get("data", {}) for o in outputs)

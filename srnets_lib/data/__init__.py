@@ -13,6 +13,8 @@ from .encode import split_fingerprint
 from .splits import Split, TaskData
 from .tasks import TASKS, spec
 
+GLUE_TASKS = ("cola", "sst2", "rte", "mrpc", "stsb", "mnli")  # TAMT's GLUE tasks (data/glue.py)
+
 
 def load_task(task: str, data: DataConfig) -> TaskData:
     """The splits of `task` as `data` describes them, truncated to the configured sizes."""
@@ -20,6 +22,17 @@ def load_task(task: str, data: DataConfig) -> TaskData:
         from .corpus import load_corpus
 
         return load_corpus(data)
+    if spec(task).kind == "span":
+        raise ValueError(f"task {task}: span extraction (SQuAD) has its data, windows and metrics (data/squad.py) "
+                         "but no span head in training yet; it can be planned, not run")
+    if task in GLUE_TASKS:
+        if data.source == "synthetic":
+            raise ValueError(f"task {task} has no synthetic version: set data.source to hub or local")
+        from .glue import load_glue
+
+        loaded = load_glue(task, data.source, data.path, data.train_size)
+        loaded.dev = loaded.dev.head(data.dev_size)
+        return loaded
     if data.source == "synthetic":
         from .synthetic import make_task
 

@@ -59,6 +59,10 @@ TRANSFER_TASKS = {
                       kind="span", metrics=("squad_exact_match", "squad_f1")),
 }
 TASKS.update(TRANSFER_TASKS)
+# The corpus of TAMT's task-agnostic runs, counted in 512-token blocks: 2 epochs are 27,920 iterations
+# at batch 16 (TAMT appendix B.2), so 223,360 blocks; the held-out blocks of wiki.valid.raw estimated
+# from its ~0.25M word pieces (not published)
+TASKS["corpus"] = TaskSpec("corpus", "WikiText-103", (), "mlm_loss", "mlm_loss", (), "", 223_360, 0, 480)
 
 HANS_LABELS = ["entailment", "non-entailment"]
 # MNLI class -> HANS class: neutral and contradiction are both non-entailment.

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from ..params import SECTIONS, Params
 from ..recipes import Recipes
-from . import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2
+from . import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_pretraining, tamt_transfer
 from .base import Point, Section
 
 BY_NAME: dict[str, Section] = {module.SECTION.name: module.SECTION
-                               for module in (sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, appc1, appc5)}
+                               for module in (sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, appc1, appc5,
+                                              tamt_transfer, tamt_pretraining)}
 
 
 def get(name: str) -> Section:
@@ -22,8 +23,9 @@ def get(name: str) -> Section:
 def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None) -> tuple[list, list, list]:
     """(tasks, seeds, sparsities) of the notebook `name`; None means the params file's choice
     (sections.sec4_2_tasks / other_tasks / appc5_tasks, sections.seeds, the preset's sparsities)."""
+    default = params.tamt.sparsities if name.startswith("tamt") else params.preset.sparsities
     return (list(tasks or params.tasks_for(name)), list(seeds or params.seeds_for(name)),
-            list(params.preset.sparsities if sparsities is None else sparsities))
+            list(default if sparsities is None else sparsities))
 
 
 def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None) -> list[Point]:

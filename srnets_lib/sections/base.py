@@ -58,6 +58,10 @@ class Section:
         """Mean +- std over seeds per task, series and x."""
         return plots.table(page.frame)
 
+    def judge(self, page) -> list:
+        """The section's claims judged on the page's tasks (Verdict records)."""
+        return page.judge(self.claims, page.frame, page.tasks)
+
 
 def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), keep_steps: bool = True) -> list[Point]:
     """The full models A_L(f(theta_pt)); the std model keeps its weights after section 5.1's steps

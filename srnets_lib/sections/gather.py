@@ -43,7 +43,8 @@ def missing(points: list[Point], root=None) -> list[Point]:
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
-    """One row per finished point: `COLUMNS` and each OOD set's score."""
+    """One row per finished point: `COLUMNS`, each OOD set's score ("ood:<set>") and its other
+    scores ("score:<name>": a corpus run's held-out MLM and KD losses)."""
     rows = []
     for p in points:
         run = Run(p.config, root)
@@ -55,6 +56,8 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
                "id": result.id, "sparsity": result.sparsity, "key": run.key, "metric": final.metric,
                "ood_metric": final.ood_metric}
         row.update({f"ood:{k}": v for k, v in result.ood.items()})
+        if p.level is None:  # a corpus run's held-out losses (IMP's levels are probed by runs of their own)
+            row.update({f"score:{k}": v for k, v in final.scores.items()})
         rows.append(row)
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS)
 

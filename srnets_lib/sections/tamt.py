@@ -1,0 +1,49 @@
+"""What Part II's pages share (TAMT, Liu et al. NAACL 2022): the subnetworks searched on the
+corpus (the legend of figure 3: TAMT-MLM, TAMT-KD, TAMT-MLM+KD, IMP, OMP, Rand) and the masks
+behind each; the mean downstream score over tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..config import RunConfig
+
+SERIES = {"mlm": "TAMT-MLM", "kd": "TAMT-KD", "mlm+kd": "TAMT-MLM+KD"}
+MAGNITUDE = ("IMP", "OMP")
+FULL = "full model"
+
+
+@dataclass(frozen=True)
+class Subnetwork:
+    """A mask searched without a task: its legend, sparsity, the run that keeps it (and the
+    level of an IMP run), and the mask seed."""
+
+    series: str
+    sparsity: float
+    run: RunConfig
+    level: float | None
+    seed: int
+
+
+def subnetworks(recipes, seeds: list[int], sparsities: list[float]) -> list[Subnetwork]:
+    """Every objective's TAMT masks and IMP's levels at `sparsities` per mask seed; OMP (one mask:
+    it is deterministic) and random masks at tamt.oneshot_sparsities (at `sparsities` where a page
+    asks for others, e.g. papermill -p sparsity 0.7)."""
+    tamt, found = recipes.p.tamt, []
+    oneshot = tamt.oneshot_sparsities if list(sparsities) == list(tamt.sparsities) else sparsities
+    for seed in seeds:
+        found += [Subnetwork(SERIES[o], s, recipes.tamt(o, s, seed), None, seed) for o in tamt.objectives for s in sparsities]
+        imp = recipes.tamt_imp(seed)
+        found += [Subnetwork("IMP", s, imp, s, seed) for s in sparsities]
+        found += [Subnetwork("Rand", s, recipes.oneshot("random", s, seed), None, seed) for s in oneshot]
+    return found + [Subnetwork("OMP", s, recipes.oneshot("omp", s, seeds[0]), None, seeds[0]) for s in oneshot]
+
+
+def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
+    """Per series and sparsity: the downstream score (ID dev) averaged over seeds, then over tasks
+    (the paper's "overall" score); tasks missing a value leave the mean undefined."""
+    rows = df[df.task != "corpus"]
+    per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
+    return per_task.mean(axis=1, skipna=False).rename("score").reset_index()

@@ -1,0 +1,83 @@
+"""TAMT figure 3: downstream scores of BERT subnetworks found without a task, against sparsity:
+masks trained on MLM, KD or both (TAMT), IMP on MLM, one-shot magnitude (OMP) and random pruning,
+each fine-tuned on every downstream task; the full model for reference."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .. import plots
+from .base import Point, Section
+from .claims import GAIN, Claim
+from .tamt import FULL, MAGNITUDE, SERIES, mean_over_tasks, subnetworks
+from .verdict import Statement, Verdict, pct
+
+ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
+                  "mean score over tasks > OMP's + GAIN and > IMP's + GAIN", {"GAIN": GAIN})
+
+
+class AboveMagnitude(Claim):
+    """TAMT sections 4.2.1 and 5: at each sparsity, each objective's mean score over the tasks is
+    above OMP's and IMP's (by more than GAIN)."""
+
+    def evaluate(self, df, tasks=None) -> list[Verdict]:
+        scores = mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
+        objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
+        xs = sorted({x for (series, x) in scores.index if series in objectives})
+        verdicts = []
+        for series in objectives:
+            for x in xs:
+                verdicts.append(self._at(scores, series, x))
+        return verdicts
+
+    @staticmethod
+    def _at(scores: pd.Series, series: str, x: float) -> Verdict:
+        subject = f"mean over tasks, {series} at sparsity {x:g}"
+        values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
+        values = {k: (None if pd.isna(v) else float(v)) for k, v in values.items()}
+        if None in values.values():
+            return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, None,
+                           reason="runs missing")
+        margin = min(values[series] - values[m] - GAIN for m in MAGNITUDE)
+        measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
+        return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, margin > 0, margin,
+                       values, measured)
+
+
+class Transfer(Section):
+    name, number, title = "tamt_transfer", "TAMT 4.2.1", "Task-agnostic subnetworks, fine-tuned on each task"
+    reproduces = "TAMT figure 3"
+    figure_title = "Downstream score of task-agnostic subnetworks (cf. TAMT figure 3)"
+    claims = (AboveMagnitude(),)
+
+    def points(self, recipes, tasks, seeds, sparsities):
+        """For each task, fine-tuning seed and subnetwork: the subnetwork fine-tuned on the task;
+        the full model fine-tuned with each seed."""
+        tamt = recipes.p.tamt
+        found = subnetworks(recipes, seeds, sparsities)
+        points = []
+        for task in tasks:
+            for ft in tamt.finetune_seeds:
+                points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True))
+                points += [Point(n.series, task, ft, n.sparsity, recipes.transfer(task, n.run, ft, n.level))
+                           for n in found]
+        return points
+
+    def figure(self, page):
+        """One panel per task and one for the mean over tasks: ID dev score vs sparsity."""
+        df = page.frame.drop(columns=[c for c in page.frame.columns if c.startswith("ood:")])
+        overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
+            task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
+            ood_metric=df.metric.iloc[0])
+        shown = pd.concat([df, overall], ignore_index=True)
+        fig = plots.sparsity_figure(shown, self.figure_title, synthetic=page.synthetic)
+        plt.close(fig)
+        return [fig]
+
+    def table(self, page):
+        df = page.frame.drop(columns=[c for c in page.frame.columns if c.startswith("ood:")])
+        return plots.table(df, index=("task", "series", "x"))
+
+
+SECTION = Transfer()

@@ -1,0 +1,69 @@
+"""Part II's paper-scale plan: params/paper.yaml runs what the TAMT authors' scripts ran
+(github.com/llyx97/TAMT; the script behind each value is named beside it), for figure 3 and the
+probes of figures 1/5. Steps from the published sizes (TAMT appendix B.2: 27,920 iterations in 2
+epochs at batch 16 on WikiText-103; GLUE and SQuAD's distributed sizes)."""
+
+import pytest
+
+from srnets_lib import params, plan
+from srnets_lib.recipes import Recipes
+from srnets_lib.sweep import graph
+
+NOTEBOOKS = ["book/tamt_transfer.ipynb", "book/tamt_pretraining.ipynb"]
+
+
+@pytest.fixture(scope="module")
+def planned():
+    runs, shown = graph(NOTEBOOKS, params.load("params/paper.yaml"))
+    return plan.plan(shown, runs)
+
+
+@pytest.fixture(scope="module")
+def R():
+    return Recipes(params.load("params/paper.yaml"))
+
+
+def test_figure_3_and_its_probes_are_2181_runs(planned):
+    counts = {}
+    for p in planned:
+        key = (p.section, "corpus" if p.config.task == "corpus" else "task")
+        counts[key] = counts.get(key, 0) + 1
+    # masks: 3 objectives x 5 sparsities x 3 seeds + 3 IMP runs (every level) + 27 random + 9 OMP (one mask);
+    # transfers per task: each mask x 3 fine-tuning seeds (IMP: 5 levels x 3 masks) + the full model x 3
+    assert counts[("tamt_transfer", "corpus")] == 45 + 3 + 27 + 9
+    assert counts[("tamt_transfer", "task")] == 7 * (3 * (45 + 15 + 27 + 9) + 3)
+    assert counts[("tamt_pretraining", "corpus")] == 45 + 15  # TAMT masks and IMP levels probed; OMP, Rand score themselves
+    assert len(planned) == 2181
+
+
+def test_tamt_mask_training_as_shell_scripts_train_mlm_and_train_kd(R):
+    mlm = R.tamt("mlm", 0.7, 1)  # mask_training/shell_scripts/train_mlm/bert/0.7.sh; run_glue/train_mlm/main_result
+    assert (mlm.lr, mlm.batch_size, mlm.max_length, mlm.epochs, mlm.warmup_steps, mlm.weight_decay) == (
+        5e-5, 16, 512, 2, 0, 0.0)
+    assert (mlm.max_steps, mlm.select, mlm.mask_init, mlm.phi, mlm.alpha, mlm.eval_interval) == (
+        17000, "last", "hard", 0.01, 2.0, 1000)
+    assert mlm.init_from is None and mlm.backbone == "bert-base-uncased"  # BERT's own MLM head
+    kd = R.tamt("kd", 0.9, 2)  # train_kd/bert/0.9.sh with train_kd.py: BertAdam 2e-5, wd 0.01, eval_step 100
+    assert (kd.lr, kd.weight_decay, kd.eval_interval, kd.max_steps) == (2e-5, 0.01, 100, 22000)
+    assert plan.schedule(mlm).t_max == 27_920  # the lr decays over the 2 epochs, the mask taken at 17k
+
+
+def test_imp_on_mlm_as_imp_prun_step2792(R):
+    imp = R.tamt_imp(1)  # imp_and_fine_tune/shell_scripts/imp/bert/prun_step2792/pretrain_imp_seed1.sh
+    assert (imp.method, imp.imp_rewind, imp.lr, imp.batch_size, imp.epochs, imp.sparsity) == (
+        "imp-rw", True, 5e-5, 16, 2, 0.9)
+    schedule = plan.schedule(imp)
+    assert schedule.restarts[:3] == (0, 2792, 5584) and schedule.steps == 9 * 2792  # LT_pretrain.py
+    assert schedule.levels[5 * 2792] == 0.5 and schedule.level_masks
+
+
+def test_transfer_as_run_glue_and_run_squad(R):
+    omp = R.oneshot("omp", 0.7, 1)
+    cola = R.transfer("cola", omp, 2)  # run_glue/oneshot/.../cola/0.7.sh
+    assert (cola.lr, cola.batch_size, cola.max_length, cola.epochs, cola.warmup_steps, cola.eval_interval) == (
+        2e-5, 32, 128, 3, 0, 50)
+    assert cola.mask_from == omp and cola.seed == 2
+    assert R.transfer("mnli", omp, 1).eval_interval == 500 and R.full("mnli", "std", 1).eval_interval == 500
+    squad = R.transfer("squad", omp, 1)  # run_squad/*/bert/0.7.sh
+    assert (squad.lr, squad.batch_size, squad.max_length, squad.epochs, squad.eval_interval) == (3e-5, 16, 384, 2, 1000)
+    assert plan.schedule(R.transfer("sst2", omp, 1)).steps == 3 * 2105  # ceil(67,349 / 32) per epoch
