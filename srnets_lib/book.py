@@ -31,7 +31,7 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
     params = params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS))
     sparsities = None if sparsity is None else [float(sparsity)]
     tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), _listed(seeds), sparsities)
-    display(Markdown(report.banner(params) + report.scope(params, tasks, seeds)))
+    display(Markdown(report.banner(params) + report.scope(params, tasks, seeds, name)))
     page = Page(sections.get(name), params, tasks, seeds, sparsities)
     failed = page.compute() if _computing(compute) else []
     page.gather()

@@ -26,16 +26,19 @@ def banner(params) -> str:
             "computed from the run store; the paper's own figures are not reproduced here.**")
 
 
-def scope(params, tasks, seeds) -> str:
-    """A line for a page whose tasks or seeds are not the preset's (the params file's `sections`)."""
+def scope(params, tasks, seeds, section: str = "") -> str:
+    """A line for a page whose tasks or seeds are not the preset's (the params file's `sections`);
+    Part II's pages are compared with its own block (`tamt`: downstream tasks, mask seeds)."""
     parts = []
-    for what, chosen, preset in (("task", list(tasks), list(params.preset.tasks)),
-                                 ("seed", list(seeds), list(params.preset.seeds))):
+    part_two = section.startswith("tamt")
+    defaults = (params.tamt.tasks, params.tamt.mask_seeds) if part_two else (params.preset.tasks, params.preset.seeds)
+    for what, chosen, preset in (("task", list(tasks), list(defaults[0])), ("seed", list(seeds), list(defaults[1]))):
         if chosen != preset:
             parts.append(f"{what}{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))} "
-                         f"(the preset's: {', '.join(map(str, preset))})")
+                         f"(the {'default' if part_two else 'preset'}'s: {', '.join(map(str, preset))})")
     if not parts:
         return ""
     source = Path(params.source).resolve()
     shown = source.relative_to(paths.PROJECT_ROOT) if source.is_relative_to(paths.PROJECT_ROOT) else source
-    return f"\n\nThis page shows {' and '.join(parts)}, as `sections` in `{shown}` chooses."
+    block = "tamt" if part_two else "sections"
+    return f"\n\nThis page shows {' and '.join(parts)}, as `{block}` in `{shown}` chooses."

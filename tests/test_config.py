@@ -168,6 +168,8 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     toy = params.load("params/toy.yaml")  # named relative to the project, however it was loaded
     assert report.scope(toy, ["nli"], [1]).endswith("as `sections` in `params/toy.yaml` chooses.")
     assert report.scope(p, p.preset.tasks, p.preset.seeds) == ""
+    assert report.scope(toy, toy.tamt.tasks, toy.tamt.mask_seeds, "tamt_transfer") == ""  # Part II: its own block
+    assert "seed 2 (the default's: 1)" in report.scope(toy, toy.tamt.tasks, [2], "tamt_transfer")
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{seeds: {{sec9: [1]}}}}\n")
     with pytest.raises(params.ParamsError, match="sec9"):
         params.load(derived)
