@@ -59,8 +59,8 @@ def _split(name: str, lines: list[str]) -> Split:
 
 def _toy_lines(blocks: int, seed: int, part: int) -> list[str]:
     """Sentences of the three toy tasks (their premises, questions, claims and evidence; never
-    their labels), drawn apart from the tasks' own data (another seed): roughly 2.5 times the
-    tokens `blocks` blocks of 64 need."""
+    their labels), drawn apart from the tasks' own data (another seed): enough for `blocks` blocks
+    of up to 64 tokens with room to spare (`blocks` cuts the stream to the length asked)."""
     from .synthetic import make_task
 
     per_task = max(8, blocks * 64 // 24)
