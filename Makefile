@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PARAMS ?= params/toy.yaml
 EXECUTOR ?= ray
+# make book-full passes SWEEP_FLAGS=--full: the opt-in pages' runs too
+SWEEP_FLAGS ?=
 # the HTML goes to $(BOOK_OUT)/_build/html (no comment on the assignment line: make keeps
 # the spaces before a trailing comment in the value)
 BOOK_OUT ?= .
@@ -20,7 +22,7 @@ test: export HF_HUB_OFFLINE = 1
 test: export TRANSFORMERS_OFFLINE = 1
 test: export HF_DATASETS_OFFLINE = 1
 
-.PHONY: book test bench clean-book
+.PHONY: book book-full test bench clean-book
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +35,13 @@ $(STAMP): pyproject.toml constraints.txt
 book: export SRNETS_PARAMS = $(PARAMS)
 book: export SRNETS_COMPUTE = 0
 book: $(STAMP)
-	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR)
+	$(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR) $(SWEEP_FLAGS)
 	$(VENV)/bin/jupyter-book build --all --path-output $(BOOK_OUT) .   # --all: re-execute every notebook
 	$(PY) -m srnets_lib.browser_check --html $(BOOK_OUT)/_build/html --screenshot $(BOOK_OUT)/_build/screenshots
+
+# the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; the README gives its time)
+book-full:
+	$(MAKE) book SWEEP_FLAGS=--full
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

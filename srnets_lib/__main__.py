@@ -45,7 +45,7 @@ def _plan(args) -> int:
     from . import plan
     from .sweep import graph
 
-    runs, shown = graph(args.notebooks, params_lib.load(args.params, args.set))
+    runs, shown = graph(args.notebooks, params_lib.load(args.params, args.set), args.full)
     planned = plan.plan(shown, runs)
     rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
     measured = plan.load_throughput()
@@ -75,6 +75,7 @@ def main(argv=None) -> int:
     planner.add_argument("notebooks", nargs="+", help="book/*.ipynb")
     planner.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
     planner.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
+    planner.add_argument("--full", action="store_true", help="also the opt-in pages (TAMT figures 6, 7, 9)")
     planner.add_argument("--steps-per-second", type=float, default=None,
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
     planner.add_argument("--eval-examples-per-second", type=float, default=None)

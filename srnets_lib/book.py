@@ -83,7 +83,8 @@ class Page:
         text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
                 f"the run store (`{paths.runs_root()}`); the figure, tables and verdicts below leave them out: "
                 + ", ".join(f"{series} ({n})" for series, n in counts.items())
-                + ". `make book` (its sweep) or this notebook with `compute=True` computes them.")
+                + (". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
+                   if self.section.opt_in else ". `make book` (its sweep) or this notebook with `compute=True` computes them."))
         return text + "".join(f"\n- run {o.job} failed: {o.error}" for o in failed)
 
     def figure(self) -> None:

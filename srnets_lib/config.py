@@ -118,6 +118,7 @@ class RunConfig(_Frozen):
     # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
     # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
     imp_rewind: bool = False
+    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"

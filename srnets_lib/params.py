@@ -78,7 +78,7 @@ class Override(_Strict):
 
 # the book's section notebooks (book/<name>.ipynb), in the papers' order: Part I (SRNets), Part II (TAMT)
 SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5",
-            "tamt_transfer", "tamt_pretraining")
+            "tamt_transfer", "tamt_pretraining", "tamt_iterations", "tamt_data")
 Section = Literal[SECTIONS]
 
 
@@ -127,6 +127,17 @@ class Tamt(_Strict):
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
     steps: dict[float, int] = {}
+    # the opt-in pages (make book-full). Figures 6 and 7 at iteration_sparsity: TAMT's masks after these
+    # steps (run_glue/train_mlm/steps/*), IMP pruning every imp_intervals steps (imp/bert/prun_step*/),
+    # TAMT from a random mask (shell_scripts/train_mlm/bert/rand_init_mask/0.7.sh); figure 9: each task
+    # fine-tuned on the first data_sizes examples of its training set (run_glue/few_shot/*)
+    iteration_sparsity: float = Field(0.7, gt=0, lt=1)
+    iteration_steps: list[int] = [1000, 2000, 3000, 5000, 10000, 20000, 25000]
+    imp_intervals: list[int] = [200, 300, 500, 900, 2792]
+    figure_tasks: Optional[list[TransferTask]] = ["cola", "sst2", "mnli", "stsb", "squad"]  # None: tasks
+    data_sizes: dict[TransferTask, list[int]] = {"cola": [1000, 2000, 5000], "sst2": [1000, 5000, 10000, 30000],
+                                                 "mnli": [1000, 5000, 10000, 50000, 100000],
+                                                 "squad": [1000, 5000, 10000, 20000, 40000]}
 
 
 class Execution(_Strict):
@@ -181,6 +192,8 @@ class Params(_Strict):
         return list(self.sections.seeds.get(section) or default)
 
     def tasks_for(self, section: str) -> list[str]:
+        if section in ("tamt_iterations", "tamt_data"):  # figures 6, 7 and 9: the paper's five tasks
+            return list(self.tamt.figure_tasks or self.tamt.tasks)
         if section.startswith("tamt"):
             return list(self.tamt.tasks)
         if section == "appc5":

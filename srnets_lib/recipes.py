@@ -66,15 +66,22 @@ class Recipes:
         """A task-agnostic run on the unlabelled corpus, from theta_pt (and the MLM head)."""
         return self.p.run("corpus", method, loss, seed=seed, sparsity=sparsity, init_from=self.head(), **fields)
 
-    def tamt_imp(self, seed) -> RunConfig:
+    def tamt_imp(self, seed, interval=None) -> RunConfig:
         """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
-        level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1)."""
-        return self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
+        level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
+        pruning every that many steps up to tamt.iteration_sparsity (figure 6)."""
+        default = self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
+        if interval is None or (interval == plan.schedule(default).restarts[1]
+                                and self.p.tamt.iteration_sparsity == self.p.tamt.imp_target):
+            return default  # the same run
+        return self.corpus("imp-rw", "mlm", self.p.tamt.iteration_sparsity, seed, imp_rewind=True,
+                           imp_interval=interval)
 
-    def tamt(self, objective, sparsity, seed, init="hard") -> RunConfig:
+    def tamt(self, objective, sparsity, seed, init="hard", steps=None) -> RunConfig:
         """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure
-        7), taken after as many iterations as IMP needs to reach `sparsity` (TAMT table 2)."""
-        return self.corpus("mask", objective, sparsity, seed, max_steps=self.tamt_steps(sparsity, seed),
+        7), taken after `steps` iterations, by default as many as IMP needs to reach `sparsity`
+        (TAMT table 2)."""
+        return self.corpus("mask", objective, sparsity, seed, max_steps=steps or self.tamt_steps(sparsity, seed),
                            mask_init=init)
 
     def tamt_steps(self, sparsity, seed) -> int:
@@ -88,9 +95,11 @@ class Recipes:
         """OMP or random pruning of theta_pt (evaluated on the corpus: its pre-training losses)."""
         return self.corpus(method, "mlm", sparsity, seed)
 
-    def transfer(self, task, subnetwork: RunConfig, seed, level=None) -> RunConfig:
-        """A task-agnostic subnetwork fine-tuned on a downstream task (a new head, the mask fixed)."""
-        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level)
+    def transfer(self, task, subnetwork: RunConfig | None, seed, level=None, train_size=None) -> RunConfig:
+        """A task-agnostic subnetwork fine-tuned on a downstream task (a new head, the mask fixed);
+        None: the full model; `train_size`: on the first that many training examples (figure 9)."""
+        data = {"data": {"train_size": train_size}} if train_size else {}
+        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level, **data)
 
     def probe(self, subnetwork: RunConfig, level=None) -> RunConfig:
         """A subnetwork's held-out MLM and KD losses as it is, with the pre-trained MLM head (the

@@ -25,9 +25,10 @@ from .executors import RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecut
 
 # --- what the notebooks show ----------------------------------------------------------------
 
-def sections(notebooks: list[str], params) -> dict[str, list]:
-    """{section: its points} for the given section notebooks, in the paper's order."""
-    from .sections import SECTIONS, points
+def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list]:
+    """{section: its points} for the given section notebooks, in the papers' order; the opt-in
+    pages (their runs are over the default build's budget) only with `full`."""
+    from .sections import SECTIONS, get, points
 
     chosen = {}
     order = {s: i for i, s in enumerate(SECTIONS)}
@@ -36,15 +37,16 @@ def sections(notebooks: list[str], params) -> dict[str, list]:
         if section not in SECTIONS:
             raise ValueError(f"{notebook}: not a section notebook; accepted: "
                              + ", ".join(f"book/{s}.ipynb" for s in SECTIONS))
-        chosen[section] = points(section, params)
+        if full or not get(section).opt_in:
+            chosen[section] = points(section, params)
     return chosen
 
 
-def graph(notebooks: list[str], params):
+def graph(notebooks: list[str], params, full: bool = False):
     """(the RunGraph behind the notebooks, {section: the configs it shows})."""
     from .sections.gather import graph as points_graph
 
-    shown = sections(notebooks, params)
+    shown = sections(notebooks, params, full)
     everything = points_graph([p for points in shown.values() for p in points], params)
     return everything, {s: [p.config for p in points] for s, points in shown.items()}
 
@@ -135,6 +137,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--executor", choices=["ray", "local"], default=os.environ.get("SRNETS_EXECUTOR", "ray"),
                         help="ray (default: a local instance, or --address) or local (in this process)")
     parser.add_argument("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto")
+    parser.add_argument("--full", action="store_true",
+                        help="also the opt-in pages (TAMT figures 6, 7, 9: make book-full)")
     parser.add_argument("--runs-per-gpu", type=int, default=RUNS_PER_GPU,
                         help=f"runs sharing one GPU (Ray fractional GPUs; default {RUNS_PER_GPU}, measured on an H100)")
 
@@ -149,7 +153,7 @@ def main(args) -> int:
     else:
         from .models import check_backbones
 
-        runs, _ = graph(args.notebooks, params_lib.load(args.params, args.set))
+        runs, _ = graph(args.notebooks, params_lib.load(args.params, args.set), args.full)
         check_backbones([node.config for node in runs])
         print(f"sweep: {len(runs)} runs behind {len(args.notebooks)} notebooks, executor "
               f"{args.executor}, run store {paths.runs_root()}")

@@ -15,7 +15,12 @@ POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_
           # Part II: per task and fine-tuning seed the full model and every subnetwork (paper: 3 objectives x 5
           # sparsities x 3 masks, IMP 5 levels x 3, Rand 9 x 3, OMP 9; toy: one of each at 0.7); the
           # pretraining page adds one point per subnetwork on the corpus
-          "tamt_transfer": (7 * 3 * 97, 3 * 7), "tamt_pretraining": (96 + 7 * 3 * 97, 6 + 3 * 7)}
+          "tamt_transfer": (7 * 3 * 97, 3 * 7), "tamt_pretraining": (96 + 7 * 3 * 97, 6 + 3 * 7),
+          # opt-in pages. Figures 6/7 per task and fine-tuning seed: the full model, TAMT-MLM and -KD from OMP
+          # and from random masks at each step count and mask seed, IMP at each pruning interval and mask seed
+          # (paper: 5 tasks x 3 x (1 + 3 x (2 x 2 x 7 + 5)); toy: 3 x (1 + 2 x 2 x 4 + 3)); figure 9 per task,
+          # size and fine-tuning seed: the full model, OMP, and TAMT-MLM, -KD and IMP per mask seed
+          "tamt_iterations": (5 * 3 * (1 + 3 * 33), 3 * 20), "tamt_data": (17 * 3 * 11, 3 * 2 * 5)}
 SERIES = {  # the paper's legends (params/paper.yaml)
     "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe), poe ft",
                "imp (std)", "imp (poe)", "imp (poe), poe ft"},
@@ -29,6 +34,8 @@ SERIES = {  # the paper's legends (params/paper.yaml)
     "appc5": {"full bert (std)", "full bert (poe)", "mask 0.5", "mask 0.7", "mask 0.5->0.7"},
     "tamt_transfer": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},  # TAMT figure 3
     "tamt_pretraining": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},
+    "tamt_iterations": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM (Rand_init)", "TAMT-KD (Rand_init)", "IMP"},
+    "tamt_data": {"full model", "TAMT-MLM", "TAMT-KD", "IMP", "OMP"},
 }
 
 
@@ -87,3 +94,14 @@ def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, mon
     verdicts = page.evaluate()
     assert verdicts and all(v.holds is None and v.reason == "runs missing" for v in verdicts)
     assert not store.exists()  # nothing computed
+
+
+def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():
+    from srnets_lib.sweep import graph
+
+    notebooks = [f"book/{n}.ipynb" for n in sections.SECTIONS if n.startswith("tamt")]
+    toy = params.load("params/toy.yaml")
+    default, shown = graph(notebooks, toy)
+    full, shown_full = graph(notebooks, toy, full=True)
+    assert set(shown) == {"tamt_transfer", "tamt_pretraining"} and set(shown_full) == set(n[5:-6] for n in notebooks)
+    assert len(full) > len(default) and all(key in full.nodes for key in default.nodes)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from ..params import SECTIONS, Params
 from ..recipes import Recipes
-from . import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_pretraining, tamt_transfer
+from . import (appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_data, tamt_iterations,
+               tamt_pretraining, tamt_transfer)
 from .base import Point, Section
 
 BY_NAME: dict[str, Section] = {module.SECTION.name: module.SECTION
                                for module in (sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, appc1, appc5,
-                                              tamt_transfer, tamt_pretraining)}
+                                              tamt_transfer, tamt_pretraining, tamt_iterations, tamt_data)}
 
 
 def get(name: str) -> Section:

@@ -40,6 +40,7 @@ class Section:
     reference_claims: tuple = ()  # judged on every full model the page holds (section 4.2: all tasks)
     paper_table: str | None = None  # the table of paper_numbers.yaml printed beside the page's own
     full_models = ("std", "poe")  # the losses of the full models drawn as reference lines
+    opt_in = False  # computed by `make book-full` only (its runs are over the default build's budget)
 
     def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
         """For each task and seed: the full models, then the subnetworks."""

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
+from .. import plots
 from ..config import RunConfig
 
 SERIES = {"mlm": "TAMT-MLM", "kd": "TAMT-KD", "mlm+kd": "TAMT-MLM+KD"}
@@ -47,3 +49,20 @@ def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
     rows = df[df.task != "corpus"]
     per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
     return per_task.mean(axis=1, skipna=False).rename("score").reset_index()
+
+
+def scores_only(df: pd.DataFrame) -> pd.DataFrame:
+    """The downstream scores of a frame (Part II reads the tasks' ID dev scores, not OOD sets)."""
+    return df.drop(columns=[c for c in df.columns if c.startswith("ood:")])
+
+
+def score_figure(page, title: str, xlabel: str):
+    """One panel per task and one for the mean over tasks: ID dev score against x, the full model dashed."""
+    df = scores_only(page.frame[page.frame.task != "corpus"])
+    overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
+        task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
+        ood_metric=df.metric.iloc[0])
+    fig = plots.sparsity_figure(pd.concat([df, overall], ignore_index=True), title, xlabel=xlabel,
+                                synthetic=page.synthetic)
+    plt.close(fig)
+    return fig

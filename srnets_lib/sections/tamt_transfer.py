@@ -4,13 +4,12 @@ each fine-tuned on every downstream task; the full model for reference."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from .. import plots
 from .base import Point, Section
 from .claims import GAIN, Claim
-from .tamt import FULL, MAGNITUDE, SERIES, mean_over_tasks, subnetworks
+from .tamt import FULL, MAGNITUDE, SERIES, mean_over_tasks, score_figure, scores_only, subnetworks
 from .verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -66,18 +65,10 @@ class Transfer(Section):
 
     def figure(self, page):
         """One panel per task and one for the mean over tasks: ID dev score vs sparsity."""
-        df = page.frame.drop(columns=[c for c in page.frame.columns if c.startswith("ood:")])
-        overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
-            task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
-            ood_metric=df.metric.iloc[0])
-        shown = pd.concat([df, overall], ignore_index=True)
-        fig = plots.sparsity_figure(shown, self.figure_title, synthetic=page.synthetic)
-        plt.close(fig)
-        return [fig]
+        return [score_figure(page, self.figure_title, "sparsity")]
 
     def table(self, page):
-        df = page.frame.drop(columns=[c for c in page.frame.columns if c.startswith("ood:")])
-        return plots.table(df, index=("task", "series", "x"))
+        return plots.table(scores_only(page.frame), index=("task", "series", "x"))
 
 
 SECTION = Transfer()
