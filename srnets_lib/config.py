@@ -108,6 +108,8 @@ class RunConfig(_Frozen):
     # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
     # mask with the hard scores (TAMT figure 7)
     mask_init: Literal["hard", "soft", "random"] = "hard"
+    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
+    mask_embeddings: bool = False
     phi: float = Field(0.01, gt=0)
     # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
     # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py

@@ -55,6 +55,17 @@ def is_mask_trained(name: str) -> bool:
     return is_imp_prunable(name) or bool(CLASSIFIER.search(name))
 
 
+WORD_EMBEDDINGS = re.compile(r"(^|\.)embeddings\.word_embeddings$")
+
+
+def masked_layers(is_masked, with_embeddings: bool):
+    """A method's masked layers, and the word embeddings with `with_embeddings` (RunConfig.mask_embeddings:
+    TAMT's code masks them too, weight_types "E" in its train_mlm.py)."""
+    if not with_embeddings:
+        return is_masked
+    return lambda name: is_masked(name) or bool(WORD_EMBEDDINGS.search(name))
+
+
 def resolve(backbone: str) -> str:
     """Where from_pretrained loads `backbone`; raises a clear error for a missing path."""
     if backbone == "packaged":

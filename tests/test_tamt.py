@@ -109,6 +109,24 @@ def test_task_agnostic_runs_then_transfer_with_the_mask_fixed(store):
     assert final.sparsity == pytest.approx(0.5, abs=0.01)
 
 
+def test_word_embeddings_masked_on_the_corpus_and_in_transfer(store):
+    """TAMT's code masks the word embeddings too (weight_types "E"): the mask file holds them, a
+    transfer applies them, and the tied MLM decoder reads the unmasked table."""
+    omp = RunConfig(method="omp", loss="mlm", sparsity=0.5, mask_embeddings=True, **CORPUS)
+    execute(omp)
+    masks = Run(omp).masks()
+    table = masks["bert.embeddings.word_embeddings"]
+    assert (~table).float().mean().item() == pytest.approx(0.5, abs=1e-3)
+    transfer = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=32, dev_size=16, ood_size=16),
+                         max_length=32, batch_size=16, epochs=1, eval_interval=2, mask_from=omp, mask_embeddings=True)
+    run = build_run(transfer, Run(transfer), Request())
+    embedding = pruning.masked_modules(run.model)["bert.embeddings.word_embeddings"]
+    assert torch.equal(embedding.mask, table) and isinstance(embedding, pruning.MaskedEmbedding)
+    model = models.load_pretraining_model("tiny")
+    pruning.install(model, models.masked_layers(models.is_imp_prunable, True))
+    assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+
+
 @pytest.mark.slow
 def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, tiny_params):
     """papermill computes a Part II page's runs (the MLM head, the masks, IMP, the transfers, the

@@ -26,7 +26,9 @@ class Finetune(Method):
     def masked_layers(self):
         # the subnetwork's masks go on the encoder and pooler; the classifier stays dense
         # (the authors' retraining scripts)
-        return models.is_isolation_masked if self.config.mask_from is not None else None
+        if self.config.mask_from is None:
+            return None
+        return models.masked_layers(models.is_isolation_masked, self.config.mask_embeddings)
 
     def trainable(self, model):
         frozen = set() if self.config.train_embeddings else {id(p) for p in models.embeddings(model).parameters()}

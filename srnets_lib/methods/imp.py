@@ -61,7 +61,7 @@ class IMP(Method):
             levels=levels, level_masks=config.method == "imp-rw")
 
     def masked_layers(self):
-        return models.is_imp_prunable
+        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
 
     def trainable(self, model):
         return Finetune.trainable(self, model)

@@ -40,7 +40,7 @@ class MaskTraining(Method):
         return x + (" soft" if config.mask_init == "soft" else "")
 
     def masked_layers(self):
-        return models.is_mask_trained
+        return models.masked_layers(models.is_mask_trained, self.config.mask_embeddings)
 
     def prepare(self, model):
         cfg = self.config

@@ -19,7 +19,7 @@ class OneShot(Method):
                                  sparsity_steps={0: config.sparsity})
 
     def masked_layers(self):
-        return models.is_imp_prunable
+        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
 
     def prepare(self, model):
         generator = torch.Generator().manual_seed(self.config.seed)

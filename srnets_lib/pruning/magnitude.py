@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import torch
 
-from .masks import MaskedLinear, keep_top, pruned_count
+from .masks import Masked, keep_top, pruned_count
 
 
-def magnitude_prune(module: MaskedLinear, sparsity: float) -> None:
+def magnitude_prune(module: Masked, sparsity: float) -> None:
     """Prune the smallest |W| among the surviving weights until the matrix has `sparsity`.
 
     Pruned entries stay pruned (masks only shrink): they rank below every survivor.
@@ -19,6 +19,6 @@ def magnitude_prune(module: MaskedLinear, sparsity: float) -> None:
     module.set_mask(keep_top(magnitude, pruned_count(magnitude.numel(), sparsity)))
 
 
-def random_prune(module: MaskedLinear, sparsity: float, generator: torch.Generator) -> None:
+def random_prune(module: Masked, sparsity: float, generator: torch.Generator) -> None:
     noise = torch.rand(module.weight.shape, generator=generator)  # CPU generator: same mask on any device
     module.set_mask(keep_top(noise, pruned_count(noise.numel(), sparsity)))

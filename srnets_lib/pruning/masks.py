@@ -60,16 +60,18 @@ class MaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None
 
 
-class MaskedLinear(nn.Module):
-    def __init__(self, linear: nn.Linear):
+class Masked(nn.Module):
+    """A weight matrix with its mask, scores and threshold (module state); the layer types below
+    say how the masked weight is applied."""
+
+    def __init__(self, weight: nn.Parameter, bias: nn.Parameter | None = None):
         super().__init__()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
-        self.weight = linear.weight
-        self.bias = linear.bias
-        self.register_buffer("mask", torch.ones_like(linear.weight, dtype=torch.bool))
-        self.register_buffer("mask_values", torch.ones_like(linear.weight), persistent=False)  # `mask` as 1.0 / 0.0
+        self.weight = weight
+        self.bias = bias
+        self.register_buffer("mask", torch.ones_like(weight, dtype=torch.bool))
+        self.register_buffer("mask_values", torch.ones_like(weight), persistent=False)  # `mask` as 1.0 / 0.0
         self.register_parameter("mask_scores", None)  # m_hat, while mask training
-        self.register_buffer("threshold", torch.zeros((), device=linear.weight.device))
+        self.register_buffer("threshold", torch.zeros((), device=weight.device))
         self.cache_eval_weight = True  # off under torch.compile (a Python-side cache)
         self._cached: torch.Tensor | None = None  # masked weight, valid while nothing trains
         # mask, scores and threshold are module state: a loaded state dict brings the mask in force
@@ -114,9 +116,6 @@ class MaskedLinear(nn.Module):
         self.mask.copy_(mask.to(self.mask.device))
         self.mask_values.copy_(self.mask)
         self.invalidate()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(x, self.effective_weight(), self.bias)
 
     # --- sparsity control ---------------------------------------------------------------
     def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0,
@@ -171,6 +170,30 @@ class MaskedLinear(nn.Module):
         return 1.0 - mask.sum().item() / mask.numel()
 
 
+class MaskedLinear(Masked):
+    """An nn.Linear whose weight is masked (the Transformer matrices, the pooler, a classifier)."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__(linear.weight, linear.bias)
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.effective_weight(), self.bias)
+
+
+class MaskedEmbedding(Masked):
+    """An nn.Embedding whose table is masked: the word embeddings, which TAMT's code masks (its
+    weight_types "E"); a decoder tied to the table reads the unmasked weight, as theirs does."""
+
+    def __init__(self, embedding: nn.Embedding):
+        super().__init__(embedding.weight)
+        self.padding_idx, self.num_embeddings, self.embedding_dim = (embedding.padding_idx, embedding.num_embeddings,
+                                                                     embedding.embedding_dim)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(ids, self.effective_weight(), self.padding_idx)
+
+
 def kth_smallest(flat: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(phi, tied_kept) for 1 <= k <= numel: phi is the k-th smallest value, and tied_kept the
     positions of the entries equal to phi that a stable ascending sort ranks after the k-th
@@ -196,33 +219,37 @@ def keep_top(values: torch.Tensor, k: int) -> torch.Tensor:
     return keep.view_as(values)
 
 
-def install(model: nn.Module, is_prunable) -> dict[str, MaskedLinear]:
-    """Replace every prunable nn.Linear by a MaskedLinear (in place); returns them by name."""
-    targets = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and is_prunable(n)]
+LAYERS = {nn.Linear: MaskedLinear, nn.Embedding: MaskedEmbedding}
+
+
+def install(model: nn.Module, is_prunable) -> dict[str, Masked]:
+    """Replace every prunable nn.Linear (and nn.Embedding) by its masked layer, in place; returns
+    them by name."""
+    targets = [(n, m) for n, m in model.named_modules() if type(m) in LAYERS and is_prunable(n)]
     if not targets:
         raise ValueError("no prunable nn.Linear found: unknown module layout")
     masked = {}
-    for name, linear in targets:
+    for name, layer in targets:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        masked[name] = MaskedLinear(linear)
+        masked[name] = LAYERS[type(layer)](layer)
         setattr(parent, child, masked[name])
     return masked
 
 
-def masked_modules(model: nn.Module) -> dict[str, MaskedLinear]:
+def masked_modules(model: nn.Module) -> dict[str, Masked]:
     """The model's masked layers by name, in module order."""
-    return {name: module for name, module in model.named_modules() if isinstance(module, MaskedLinear)}
+    return {name: module for name, module in model.named_modules() if isinstance(module, Masked)}
 
 
-def invalidate_all(masked: dict[str, MaskedLinear]) -> None:
+def invalidate_all(masked: dict[str, Masked]) -> None:
     for module in masked.values():
         module.invalidate()
 
 
 # --- bit-packed mask files ------------------------------------------------------------------
 
-def save_masks(masked: dict[str, MaskedLinear], path) -> None:
+def save_masks(masked: dict[str, Masked], path) -> None:
     arrays = {}
     for name, module in masked.items():
         bits = module.binary_mask().cpu().numpy()
@@ -251,7 +278,7 @@ def load_masks(path) -> dict[str, torch.Tensor]:
         raise MaskFileError(f"{path}: not a readable mask file ({type(err).__name__}: {err})") from None
 
 
-def apply_masks(masked: dict[str, MaskedLinear], masks: dict[str, torch.Tensor], source: str) -> None:
+def apply_masks(masked: dict[str, Masked], masks: dict[str, torch.Tensor], source: str) -> None:
     """Install fixed masks; names and shapes must match exactly (loud, like nanoGPT's loader)."""
     if set(masks) != set(masked):
         missing, extra = sorted(set(masked) - set(masks)), sorted(set(masks) - set(masked))
@@ -278,7 +305,7 @@ def jaccard(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     return float(np.mean(values))
 
 
-def sparsity_report(masked: dict[str, MaskedLinear], is_transformer_matrix) -> dict:
+def sparsity_report(masked: dict[str, Masked], is_transformer_matrix) -> dict:
     """Actual sparsity: over Transformer matrices (the paper's denominator), per matrix min/max."""
     pruned = total = 0
     per_matrix = []
