@@ -1,20 +1,21 @@
 """A run's set-up, in a straight line: data, tokenizer, model, the weights or mask it starts
 from, its method and schedule, and the objects the training loop (fit.py) calls, which depend on
 the kind of task: batches, the loss of a batch, the evaluator (a labelled task: task_parts; the
-unlabelled corpus of TAMT's task-agnostic runs: corpus_parts)."""
+unlabelled corpus of TAMT's task-agnostic runs: corpus_parts; SQuAD's spans: span_parts)."""
 
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from . import bias as bias_lib
-from . import dropout, losses, methods, models, pretraining, pruning, runtime, schedule, step
+from . import dropout, losses, methods, models, pretraining, pruning, qa, runtime, schedule, step
 from .config import CORPUS, RunConfig
-from .data import TaskData, corpus, fingerprints, load_task
+from .data import SquadData, TaskData, corpus, fingerprints, load_task, spec, squad
 from .data.encode import Encoded, collate, encode, train_batches
 from .evaluation import Evaluator, predict
 from .request import Request
@@ -26,15 +27,15 @@ from .schedule import Schedule
 class TrainingRun:
     config: RunConfig
     store: Run
-    data: TaskData
+    data: TaskData | SquadData
     fingerprint: dict[str, str]  # of the data as read (before rows without a bias prediction are dropped)
     model: torch.nn.Module
     method: methods.Method
     schedule: Schedule
     trainable: dict[str, torch.nn.Parameter]
     batches: object  # (start, end) -> (step, batch) pairs: Batches, pretraining.CorpusBatches
-    forward: object  # batch -> loss: step.ForwardLoss, pretraining.PretrainingLoss
-    evaluator: object  # evaluation.Evaluator, pretraining.CorpusEvaluator
+    forward: object  # batch -> loss: step.ForwardLoss, pretraining.PretrainingLoss, qa.SpanLoss
+    evaluator: object  # evaluation.Evaluator, pretraining.CorpusEvaluator, qa.SpanEvaluator
     bias_source: str | None
 
     def optimization(self, at_step: int) -> step.Optimization:
@@ -60,24 +61,37 @@ def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
     data = load_task(config.task, config.data)
     fingerprint = fingerprints(data)
     tokenizer = models.load_tokenizer(config.backbone)
-    corpus = config.task == CORPUS
-    bias = None if corpus else authors_bias(config, data)
-    model = (models.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed) if corpus else
-             models.load_model(config.backbone, len(data.label_names), config.num_layers, seed=config.seed,
-                               pooling=config.pooling)).to(runtime.device())
+    kind = CORPUS if config.task == CORPUS else spec(config.task).kind
+    bias = None if kind in (CORPUS, "span") else authors_bias(config, data)
+    model = load_model(config, data, kind).to(runtime.device())
     models.check_max_length(model.config, config.max_length, config.backbone)
     if config.dropout_rng == "fast":
         dropout.use_fast_dropout(model)
     if config.init_from is not None:
         store.of(config.init_from).load_weights(model, config.init_step)
-    parts = (corpus_parts(config, request, data, tokenizer, model) if corpus
-             else task_parts(config, store, request, data, tokenizer, model, bias))
+    if kind == CORPUS:
+        parts = corpus_parts(config, request, data, tokenizer, model)
+    elif kind == "span":
+        parts = span_parts(config, request, data, tokenizer, model)
+    else:
+        parts = task_parts(config, store, request, data, tokenizer, model, bias)
     method = methods.create(config, parts.train_rows)
     install_masks(model, method, store)
     method.prepare(model)
     trainable = set_trainable(model, method.trainable(model))
     return TrainingRun(config, store, data, fingerprint, model, method, method.schedule, trainable, parts.batches,
                        parts.forward, parts.evaluator, parts.bias_source)
+
+
+def load_model(config: RunConfig, data: TaskData | SquadData, kind: str) -> torch.nn.Module:
+    """The model a run trains, its head initialised from the run's seed: the backbone with its
+    pre-training heads (the corpus), a span head (SQuAD) or a classifier (a labelled task)."""
+    if kind == CORPUS:
+        return models.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed)
+    if kind == "span":
+        return models.load_qa_model(config.backbone, config.num_layers, seed=config.seed)
+    return models.load_model(config.backbone, len(data.label_names), config.num_layers, seed=config.seed,
+                             pooling=config.pooling)
 
 
 def task_parts(config: RunConfig, store: Run, request: Request, data: TaskData, tokenizer, model, bias) -> Parts:
@@ -111,9 +125,30 @@ def corpus_parts(config: RunConfig, request: Request, data: TaskData, tokenizer,
                  pretraining.CorpusEvaluator(loss, dev, tokenizer, request.eval_batch_size, config.loss))
 
 
+def span_parts(config: RunConfig, request: Request, data: SquadData, tokenizer, model) -> Parts:
+    """SQuAD v1.1 (TAMT section 4.1): the training questions' windows of max_length tokens in
+    Batches (labels: the gold start and end positions), the span loss, and the dev F1 and exact
+    match (qa.py). Eager: never compiled."""
+    if runtime.compiled():
+        warnings.warn(f"run {config.key()}: SQuAD runs are not compiled; this one runs eagerly", stacklevel=2)
+    train, dev = (squad.features(examples, tokenizer, config.max_length, qa.doc_stride(config.max_length))
+                  for examples in (data.train, data.dev))
+    pad_id = tokenizer.pad_token_id or 0
+    return Parts(len(train), Batches(config, train.encoded, pad_id, compiled=False),
+                 qa.SpanLoss(model, config.precision),
+                 qa.SpanEvaluator(dev, request.eval_batch_size, pad_id, config.precision))
+
+
 def install_masks(model, method: methods.Method, store: Run) -> None:
     """MaskedLinear where the method masks; a subnetwork fine-tuned in isolation (section 4.3)
-    gets its source run's mask (one level's for an imp-rw run)."""
+    gets its source run's mask (one level's for an imp-rw run).
+
+    Which masks: every layer the method masks in this model must have one in the source's file
+    (apply_masks refuses the run otherwise), and the file's masks of layers this model lacks are
+    left out. That is a task-agnostic mask's pooler for SQuAD: the span head has no pooler
+    (BertForQuestionAnswering, models.load_qa_model), and in the authors' squad_trans.py the
+    pooler it keeps, masked, feeds nothing the span logits read, so leaving it out changes no
+    computation; the reported sparsity counts the Transformer matrices only, which it has."""
     layers = method.masked_layers()
     if not layers:
         return

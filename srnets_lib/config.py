@@ -22,6 +22,7 @@ from . import ALGORITHM_VERSION, methods
 Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
 CORPUS = "corpus"  # unlabelled text: the task-agnostic runs of TAMT (WikiText-103; the toy's own language)
 TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)
+SPAN_TASKS = ("squad",)  # span extraction (data/tasks.py, kind "span"): no class to debias
 TransferTask = Literal[Task.__args__ + TamtTask.__args__]  # what a task-agnostic mask transfers to
 AnyTask = Literal[TransferTask.__args__ + (CORPUS,)]
 Loss = Literal["std", "poe", "reweight", "confreg"]  # classification losses (section 3.3)
@@ -146,6 +147,8 @@ class RunConfig(_Frozen):
         if corpus != (self.loss in PRETRAINING_LOSSES):
             raise ValueError(f"loss={self.loss} does not go with task={self.task}: the corpus is trained with "
                              f"{', '.join(PRETRAINING_LOSSES)}, a task with {', '.join(LOSSES)}")
+        if self.task in SPAN_TASKS and self.loss != "std":
+            raise ValueError(f"task {self.task} trains a span head on the span loss (qa.py): loss must be std")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()

@@ -1,5 +1,5 @@
 """Training losses (section 3.3, appendix A.2): pure functions of logits, labels and the bias
-model's probabilities; never called inside a model's forward.
+model's probabilities; never called inside a model's forward. SQuAD's span loss (TAMT) beside them.
 
 beta_i = bias_probs[i, y_i], the bias model's probability of the gold class.
 Reductions follow the authors' code (hg_transformers/clf_distill_loss_functions.py of
@@ -44,6 +44,14 @@ def confreg(logits, labels, bias_probs, teacher_probs):
     beta = bias_probs.gather(1, labels[:, None]).squeeze(1)
     target = scaled_teacher(teacher_probs, beta)
     return -(target * F.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+
+
+def span(start_logits, end_logits, positions):
+    """SQuAD's loss (TAMT section 4.1): the mean of the cross-entropies of the start and of the end
+    logits against the gold (start, end) token positions, one row of `positions` per window, as
+    BertForQuestionAnswering computes it for imp_and_fine_tune/squad_trans.py of llyx97/TAMT (its
+    clamp to an ignored index never acts: gold positions lie inside their window)."""
+    return (F.cross_entropy(start_logits, positions[:, 0]) + F.cross_entropy(end_logits, positions[:, 1])) / 2
 
 
 LOSSES = {"std": std, "poe": poe, "reweight": reweight, "confreg": confreg}

@@ -153,6 +153,20 @@ def load_pretraining_model(backbone: str, num_layers: int | None = None, seed: i
     return _pretrained(AutoModelForPreTraining, backbone, num_layers)
 
 
+def load_qa_model(backbone: str, num_layers: int | None = None, seed: int = 0) -> nn.Module:
+    """The backbone with a span-extraction head (BERT: BertForQuestionAnswering, as
+    imp_and_fine_tune/squad_trans.py of llyx97/TAMT): `qa_outputs` maps each token's last state to
+    a start and an end logit; the head is initialised from `seed`. It has no pooler and reads no
+    pooled state, so `pooling` does not apply; which masks it takes from a mask file with a
+    pooler: build.install_masks."""
+    from transformers import AutoModelForQuestionAnswering, BertForQuestionAnswering
+
+    torch.manual_seed(seed)
+    if backbone == "tiny":
+        return BertForQuestionAnswering(tiny_config(2, len(load_tokenizer("tiny"))))
+    return _pretrained(AutoModelForQuestionAnswering, backbone, num_layers)
+
+
 def _model_type(backbone: str) -> str:
     from transformers import AutoConfig
 

@@ -49,3 +49,13 @@ def test_confreg_scales_teacher_by_power_one_minus_beta():
 def test_confreg_with_unbiased_example_keeps_teacher():
     beta = torch.tensor([0.0])
     assert torch.allclose(losses.scaled_teacher(TEACHER[:1], beta), TEACHER[:1])
+
+
+def test_span_is_the_mean_of_the_start_and_end_cross_entropies():
+    start = [[0.5, 2.0, -1.0, 0.0], [1.0, 0.0, 0.0, 3.0]]
+    end = [[0.0, 0.0, 1.0, 2.5], [-2.0, 1.0, 0.5, 0.0]]
+    positions = [[1, 3], [0, 2]]  # (start, end) per window; (0, 0) would be [CLS]
+    expected = sum(-(log_softmax(s)[p] + log_softmax(e)[q]) / 2
+                   for s, e, (p, q) in zip(start, end, positions)) / 2
+    value = losses.span(torch.tensor(start), torch.tensor(end), torch.tensor(positions))
+    assert math.isclose(value.item(), expected, rel_tol=1e-6)

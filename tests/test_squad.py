@@ -1,6 +1,7 @@
 """SQuAD v1.1 (TAMT section 4.1): its questions from the json files and the hub's schema (offline,
 tests/transfer_fixture.py), the 384-token windows with doc stride 128 (their gold positions map back
-to the answer text; an answer outside a window is [CLS]), and answers recovered from logits."""
+to the answer text; an answer outside a window is [CLS]), answers recovered from logits, the span
+loss as the QA head computes it, the dev scores, and a corpus mask's subnetwork fine-tuned on it."""
 
 import json
 
@@ -148,3 +149,132 @@ def test_predictions_without_a_valid_span_are_empty(tokenizer):
     end = np.zeros(size)
     assert squad.predictions(windows, [start], [end], max_answer=1) == {"short": "The"}
     assert squad.predictions(windows, [start], [end], n_best=1) == {"short": "empty"}
+
+
+def squad_run(folder, **overrides):
+    """A SQuAD run on the fixture files: the tiny model, 128-token windows, 2 windows a batch."""
+    from srnets_lib.config import DataConfig, RunConfig
+
+    settings = dict(task="squad", backbone="tiny", max_length=128, batch_size=2, epochs=1, eval_interval=1,
+                    data=DataConfig(source="local", path=str(folder)))
+    return RunConfig(**{**settings, **overrides})
+
+
+def test_load_task_reads_the_first_questions_and_fingerprints_them(tmp_path):
+    from srnets_lib.config import DataConfig
+    from srnets_lib.data import fingerprints, load_task
+
+    write_squad(tmp_path)
+    data = load_task("squad", DataConfig(source="local", path=str(tmp_path), train_size=2, dev_size=1))
+    assert [e.id for e in data.train] == ["t1", "t2"] and [e.id for e in data.dev] == ["d1"]
+    assert data.metric == "squad_f1" and data.ood == {}
+    whole = load_task("squad", DataConfig(source="local", path=str(tmp_path)))
+    before, after = fingerprints(data), fingerprints(whole)
+    assert set(before) == {"train", "dev"} and before["train"] != after["train"] and before["dev"] != after["dev"]
+    with pytest.raises(ValueError, match="task squad has no synthetic version"):
+        load_task("squad", DataConfig(train_size=2, dev_size=2, ood_size=2))
+
+
+def test_span_loss_is_the_qa_heads_own(tmp_path, tokenizer):
+    """qa.SpanLoss gives what BertForQuestionAnswering computes from start and end positions
+    (the loss squad_trans.py of llyx97/TAMT trains on)."""
+    import torch
+
+    from srnets_lib import models, qa, runtime
+    from srnets_lib.data.encode import collate
+
+    windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).train, tokenizer, 128, 42)
+    model = models.load_qa_model("tiny").eval()  # no dropout: both forwards see the same model
+    inputs = runtime.model_inputs(collate(windows.encoded, np.arange(len(windows)), tokenizer.pad_token_id))
+    labels = torch.from_numpy(windows.encoded.labels)
+    ours = qa.SpanLoss(model, "fp32")({"inputs": inputs, "labels": labels})
+    theirs = model(**inputs, start_positions=labels[:, 0], end_positions=labels[:, 1]).loss
+    assert torch.allclose(ours, theirs)
+
+
+class PeakedModel:
+    """A stand-in QA model: start and end logits 10 at each window's gold positions (`shift`
+    tokens earlier for the end), found by the window's token ids."""
+
+    def __init__(self, windows, shift=0):
+        self.gold = {tuple(windows.encoded.ids[windows.tokens(i)].tolist()): windows.encoded.labels[i]
+                     for i in range(len(windows))}
+        self.shift = shift
+
+    def __call__(self, input_ids, attention_mask, token_type_ids):
+        from types import SimpleNamespace
+
+        import torch
+
+        start, end = torch.zeros(input_ids.shape), torch.zeros(input_ids.shape)
+        for row, (ids, mask) in enumerate(zip(input_ids, attention_mask)):
+            s, e = self.gold[tuple(ids[mask.bool()].tolist())]
+            start[row, s], end[row, e - self.shift] = 10.0, 10.0
+        return SimpleNamespace(start_logits=start, end_logits=end)
+
+    def named_modules(self):
+        return iter(())
+
+    def eval(self):
+        return self
+
+    def train(self):
+        return self
+
+
+def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, tokenizer):
+    from srnets_lib import qa
+
+    windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).dev, tokenizer, 128, 42)
+    evaluator = qa.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
+    assert evaluator.scores(PeakedModel(windows)) == {"dev": 1.0, "dev_squad_exact_match": 1.0}
+    short = evaluator.scores(PeakedModel(windows, shift=1))  # each answer one token short
+    assert short["dev_squad_exact_match"] == 0.0 and 0.0 < short["dev"] < 1.0
+    assert evaluator.scores(PeakedModel(windows), ("dev_mismatched",)) == {} and evaluator.ood == ()
+
+
+def test_squad_runs_are_eager_and_say_so(store, tmp_path, monkeypatch):
+    from srnets_lib import runtime
+    from srnets_lib.build import build_run
+    from srnets_lib.request import Request
+    from srnets_lib.runs import Run
+
+    write_squad(tmp_path)
+    monkeypatch.setattr(runtime, "compiled", lambda: True)
+    config = squad_run(tmp_path)
+    with pytest.warns(UserWarning, match="SQuAD runs are not compiled; this one runs eagerly"):
+        run = build_run(config, Run(config), Request())
+    assert run.forward.__class__.__name__ == "SpanLoss"
+
+
+@pytest.mark.parametrize("padding", ["dynamic", "max_length"])
+def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding):
+    """TAMT's transfer (section 4.1) to SQuAD v1.1 on its own files: a one-shot mask found on the
+    corpus (pooler included), the subnetwork fine-tuned with a fresh span head (no pooler: its
+    mask is left out) on the training windows, scored by dev F1 (the run's score) and exact match."""
+    import torch
+
+    from srnets_lib import models, pruning
+    from srnets_lib.build import build_run
+    from srnets_lib.config import DataConfig, RunConfig
+    from srnets_lib.executors import execute
+    from srnets_lib.fit import reusable
+    from srnets_lib.request import Request
+    from srnets_lib.runs import Run
+
+    write_squad(tmp_path)
+    omp = RunConfig(task="corpus", method="omp", loss="mlm", sparsity=0.5, backbone="tiny", max_length=32,
+                    data=DataConfig(train_size=4, dev_size=2, ood_size=2))
+    transfer = squad_run(tmp_path, padding=padding, mask_from=omp)
+    result = execute(transfer, Request(weights=True))
+    assert result.metric == "squad_f1" and set(result.scores) == {"dev_squad_exact_match"} and result.ood == {}
+    assert 0.0 <= result.scores["dev_squad_exact_match"] <= result.id <= 1.0  # EM never above F1
+    assert result.steps_run == 2 and result.sparsity == pytest.approx(0.5, abs=0.02)  # 3 windows, batch 2
+    assert reusable(Run(transfer), Request(weights=True)) is None  # its data fingerprint reads the same again
+    run = build_run(transfer, Run(transfer), Request())
+    source, masked = Run(omp).masks(), pruning.masked_modules(run.model)
+    assert "bert.pooler.dense" in source and not any("pooler" in n for n, _ in run.model.named_modules())
+    assert set(masked) == {n for n in source if models.is_transformer_matrix(n)}
+    assert all(torch.equal(m.mask, source[n]) for n, m in masked.items())
+    Run(transfer).load_weights(run.model)  # the weights it trained score what it recorded
+    assert run.evaluator.scores(run.model)["dev"] == pytest.approx(result.id)

@@ -11,23 +11,28 @@ import functools
 from ..config import DataConfig
 from .encode import split_fingerprint
 from .splits import Split, TaskData
+from .squad import SquadData
 from .tasks import TASKS, spec
 
 GLUE_TASKS = ("cola", "sst2", "rte", "mrpc", "stsb", "mnli")  # TAMT's GLUE tasks (data/glue.py)
 
 
-def load_task(task: str, data: DataConfig) -> TaskData:
-    """The splits of `task` as `data` describes them, truncated to the configured sizes."""
+def load_task(task: str, data: DataConfig) -> TaskData | SquadData:
+    """The splits of `task` as `data` describes them, truncated to the configured sizes (SQuAD:
+    its first train_size and dev_size questions)."""
     if task == "corpus":
         from .corpus import load_corpus
 
         return load_corpus(data)
-    if spec(task).kind == "span":
-        raise ValueError(f"task {task}: span extraction (SQuAD) has its data, windows and metrics (data/squad.py) "
-                         "but no span head in training yet; it can be planned, not run")
+    if task in GLUE_TASKS + ("squad",) and data.source == "synthetic":
+        raise ValueError(f"task {task} has no synthetic version: set data.source to hub or local")
+    if task == "squad":
+        from .squad import load_squad
+
+        questions = load_squad(data.source, data.path, data.train_size)
+        questions.dev = questions.dev[:data.dev_size]
+        return questions
     if task in GLUE_TASKS:
-        if data.source == "synthetic":
-            raise ValueError(f"task {task} has no synthetic version: set data.source to hub or local")
         from .glue import load_glue
 
         loaded = load_glue(task, data.source, data.path, data.train_size)
@@ -53,8 +58,10 @@ def load_task(task: str, data: DataConfig) -> TaskData:
     return loaded
 
 
-def fingerprints(data: TaskData) -> dict[str, str]:
+def fingerprints(data: TaskData | SquadData) -> dict[str, str]:
     """Split name -> fingerprint of its texts and labels: what a run read, recorded in its result."""
+    if isinstance(data, SquadData):
+        return data.fingerprints()
     return {name: split_fingerprint(split) for name, split in [("train", data.train), *data.eval_splits.items()]}
 
 
@@ -69,4 +76,4 @@ def current_fingerprints(task: str, data: DataConfig) -> dict[str, str]:
     return dict(_fingerprints_cached(task, data.model_dump_json()))
 
 
-__all__ = ["Split", "TaskData", "TASKS", "current_fingerprints", "fingerprints", "load_task", "spec"]
+__all__ = ["Split", "SquadData", "TaskData", "TASKS", "current_fingerprints", "fingerprints", "load_task", "spec"]

@@ -6,9 +6,10 @@ Local layout: `<data.path>/squad/train-v1.1.json, dev-v1.1.json` (nested data/pa
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +37,29 @@ class QAExample:
 
 @dataclass
 class SquadData:
+    """SQuAD's questions as a run reads them: what fit.py records of a task (its metric, no OOD
+    sets) beside the train and dev questions."""
+
     train: list[QAExample]
     dev: list[QAExample]
     description: str = ""  # the source, and what training left out
+    task: str = "squad"
+    metric: str = "squad_f1"  # the dev F1, also the checkpoint-selection metric (squad_trans.py: 'f1')
+    ood: dict = field(default_factory=dict)  # none
+
+    def metric_of(self, split: str) -> str:
+        return self.metric
+
+    def fingerprints(self) -> dict[str, str]:
+        """Split name -> fingerprint of its questions (ids, questions, contexts, gold answers)."""
+        return {"train": questions_fingerprint(self.train), "dev": questions_fingerprint(self.dev)}
+
+
+def questions_fingerprint(examples: list[QAExample]) -> str:
+    digest = hashlib.sha256()
+    for e in examples:
+        digest.update(json.dumps([e.id, e.question, e.context, e.answers, e.answer_starts]).encode())
+    return digest.hexdigest()[:16]
 
 
 def read_squad_json(path: Path) -> list[QAExample]:
