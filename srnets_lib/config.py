@@ -182,6 +182,11 @@ class RunConfig(_Frozen):
         return stage_of(self.method, self.mask_from is not None)
 
     @property
+    def task_agnostic_mask(self) -> bool:
+        """Whether this run fine-tunes a mask found on the corpus (TAMT's transfer)."""
+        return self.mask_from is not None and self.mask_from.task == CORPUS
+
+    @property
     def is_pruning(self) -> bool:
         return methods.get(self.method).prunes
 

@@ -31,6 +31,7 @@ TRANSFORMER_MATRIX = re.compile(
     r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
     r"|intermediate\.dense|output\.dense)$")
 POOLER = re.compile(r"(^|\.)pooler\.dense$|^classifier\.dense$")
+ENCODER_POOLER = re.compile(r"(^|\.)pooler\.dense$")
 CLASSIFIER = re.compile(r"^classifier(\.out_proj)?$")
 HUB_BACKBONES = ("bert-base-uncased", "roberta-base", "bert-large-uncased")
 
@@ -49,6 +50,11 @@ def is_imp_prunable(name: str) -> bool:
 
 
 is_isolation_masked = is_imp_prunable
+
+
+def is_encoder_prunable(name: str) -> bool:
+    """The encoder's prunable matrices, no head's: what a task-agnostic mask covers downstream."""
+    return is_transformer_matrix(name) or bool(ENCODER_POOLER.search(name))
 
 
 def is_mask_trained(name: str) -> bool:

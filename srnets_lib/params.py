@@ -112,6 +112,15 @@ class Sections(_Strict):
         return steps
 
 
+class OtherBackbone(_Strict):
+    """A backbone whose task-agnostic subnetworks are searched and transferred beside the params'
+    own (TAMT figure 4: RoBERTa-base), on the same settings."""
+
+    name: str  # the page's label: "RoBERTa-base"
+    backbone: str  # a hub name or a local path (models.resolve)
+    sparsities: Optional[list[float]] = None  # TAMT's and IMP's; None: tamt.sparsities
+
+
 class Tamt(_Strict):
     """Part II, task-agnostic mask training (TAMT, Liu et al. NAACL 2022): which masks are
     searched on the corpus and which tasks they transfer to (defaults: the authors' BERT runs)."""
@@ -127,6 +136,7 @@ class Tamt(_Strict):
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
     steps: dict[float, int] = {}
+    other_backbones: list[OtherBackbone] = []  # figure 4 (paper scale only: the toy packages one backbone)
     # the opt-in pages (make book-full). Figures 6 and 7 at iteration_sparsity: TAMT's masks after these
     # steps (run_glue/train_mlm/steps/*), IMP pruning every imp_intervals steps (imp/bert/prun_step*/),
     # TAMT from a random mask (shell_scripts/train_mlm/bert/rand_init_mask/0.7.sh); figure 9: each task

@@ -1,6 +1,6 @@
 """Part II's paper-scale plan: params/paper.yaml runs what the TAMT authors' scripts ran
-(github.com/llyx97/TAMT; the script behind each value is named beside it), for figure 3 and the
-probes of figures 1/5. Steps from the published sizes (TAMT appendix B.2: 27,920 iterations in 2
+(github.com/llyx97/TAMT; the script behind each value is named beside it), for figures 3 and 4
+and the probes of figures 1/5. Steps from the published sizes (TAMT appendix B.2: 27,920 iterations in 2
 epochs at batch 16 on WikiText-103; GLUE and SQuAD's distributed sizes)."""
 
 import pytest
@@ -23,17 +23,35 @@ def R():
     return Recipes(params.load("params/paper.yaml"))
 
 
-def test_figure_3_and_its_probes_are_2181_runs(planned):
+def test_figures_3_and_4_and_the_probes_are_5085_runs(planned):
     counts = {}
     for p in planned:
-        key = (p.section, "corpus" if p.config.task == "corpus" else "task")
+        key = (p.section, "corpus" if p.config.task == "corpus" else "task", p.config.backbone)
         counts[key] = counts.get(key, 0) + 1
-    # masks: 3 objectives x 5 sparsities x 3 seeds + 3 IMP runs (every level) + 27 random + 9 OMP (one mask);
-    # transfers per task: each mask x 3 fine-tuning seeds (IMP: 5 levels x 3 masks) + the full model x 3
-    assert counts[("tamt_transfer", "corpus")] == 45 + 3 + 27 + 9
-    assert counts[("tamt_transfer", "task")] == 7 * (3 * (45 + 15 + 27 + 9) + 3)
-    assert counts[("tamt_pretraining", "corpus")] == 45 + 15  # TAMT masks and IMP levels probed; OMP, Rand score themselves
-    assert len(planned) == 2181
+    # BERT (figure 3), masks: 3 objectives x 5 sparsities x 3 seeds + 3 IMP runs (every level) + 27 random
+    # + 9 OMP (one mask); transfers per task: each mask x 3 fine-tuning seeds (IMP: 5 levels x 3 masks)
+    # + the full model x 3
+    assert counts[("tamt_transfer", "corpus", "bert-base-uncased")] == 45 + 3 + 27 + 9
+    assert counts[("tamt_transfer", "task", "bert-base-uncased")] == 7 * (3 * (45 + 15 + 27 + 9) + 3)
+    assert counts[("tamt_pretraining", "corpus", "bert-base-uncased")] == 45 + 15  # TAMT masks and IMP levels
+    # RoBERTa-base (figure 4): TAMT and IMP at 0.2-0.9 (8 sparsities), OMP and random at 0.1-0.9
+    assert counts[("tamt_transfer", "corpus", "roberta-base")] == 72 + 3 + 27 + 9
+    assert counts[("tamt_transfer", "task", "roberta-base")] == 7 * (3 * (72 + 24 + 27 + 9) + 3)
+    assert len(planned) == 2181 + 2904
+
+
+def test_roberta_runs_are_berts_but_the_backbone(R):
+    """Figure 4: the RoBERTa scripts (train_mlm/roberta/<s>.sh, imp/roberta/prun_step2792/,
+    oneshot/roberta_mag.sh, run_glue/train_mlm/main_result/roberta/<task>/<s>.sh) set what BERT's do;
+    its 0.2-0.4 masks are taken at 3000, 6000 and 8000 iterations."""
+    roberta = Recipes(R.p.model_copy(update={"forced": {"backbone": "roberta-base"}}))
+    for bert_run, roberta_run in [(R.tamt("mlm", 0.7, 1), roberta.tamt("mlm", 0.7, 1)), (R.tamt_imp(2), roberta.tamt_imp(2)),
+                                  (R.transfer("rte", R.oneshot("omp", 0.5, 1), 3),
+                                   roberta.transfer("rte", roberta.oneshot("omp", 0.5, 1), 3))]:
+        assert roberta_run.model_dump(exclude={"backbone", "mask_from"}) == bert_run.model_dump(exclude={"backbone", "mask_from"})
+        assert roberta_run.backbone == "roberta-base"
+    assert [roberta.tamt("kd", s, 1).max_steps for s in (0.2, 0.3, 0.4)] == [3000, 6000, 8000]
+    assert roberta.transfer("rte", roberta.tamt("mlm", 0.7, 1), 1).task_agnostic_mask
 
 
 def test_tamt_mask_training_as_shell_scripts_train_mlm_and_train_kd(R):

@@ -14,8 +14,9 @@ POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_
           "sec5_2": (96, 16), "appc1": (240, 20), "appc5": (40, 5),
           # Part II: per task and fine-tuning seed the full model and every subnetwork (paper: 3 objectives x 5
           # sparsities x 3 masks, IMP 5 levels x 3, Rand 9 x 3, OMP 9; toy: one of each at 0.7); the
-          # pretraining page adds one point per subnetwork on the corpus
-          "tamt_transfer": (7 * 3 * 97, 3 * 7), "tamt_pretraining": (96 + 7 * 3 * 97, 6 + 3 * 7),
+          # pretraining page adds one point per subnetwork on the corpus; figure 4's RoBERTa-base (paper only) has
+          # TAMT and IMP at 8 sparsities: 1 + 3 x 8 x 3 + 8 x 3 + 27 + 9 per task and fine-tuning seed
+          "tamt_transfer": (7 * 3 * 97 + 7 * 3 * 133, 3 * 7), "tamt_pretraining": (96 + 7 * 3 * 97, 6 + 3 * 7),
           # opt-in pages. Figures 6/7 per task and fine-tuning seed: the full model, TAMT-MLM and -KD from OMP
           # and from random masks at each step count and mask seed, IMP at each pruning interval and mask seed
           # (paper: 5 tasks x 3 x (1 + 3 x (2 x 2 x 7 + 5)); toy: 3 x (1 + 2 x 2 x 4 + 3)); figure 9 per task,
@@ -32,7 +33,7 @@ SERIES = {  # the paper's legends (params/paper.yaml)
     "sec5_2": {"full bert (std)", "fixed", "gradual 0.7->0.9", "fixed, soft init", "gradual 0.2->0.9", "gradual 0.5->0.9"},
     "appc1": {f"{kind} ({loss})" for kind in ("full bert", "mask train") for loss in ("std", "poe", "reweight", "confreg")},
     "appc5": {"full bert (std)", "full bert (poe)", "mask 0.5", "mask 0.7", "mask 0.5->0.7"},
-    "tamt_transfer": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},  # TAMT figure 3
+    "tamt_transfer": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},  # TAMT figures 3, 4
     "tamt_pretraining": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM+KD", "IMP", "OMP", "Rand"},
     "tamt_iterations": {"full model", "TAMT-MLM", "TAMT-KD", "TAMT-MLM (Rand_init)", "TAMT-KD (Rand_init)", "IMP"},
     "tamt_data": {"full model", "TAMT-MLM", "TAMT-KD", "IMP", "OMP"},

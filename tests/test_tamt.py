@@ -127,6 +127,41 @@ def test_word_embeddings_masked_on_the_corpus_and_in_transfer(store):
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
 
 
+def tiny_roberta(folder):
+    """A two-layer RobertaForMaskedLM saved as a local backbone (with the packaged BERT tokenizer,
+    whose token types it accepts): the layout of roberta-base, offline."""
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    tokenizer = models.load_tokenizer("tiny")
+    torch.manual_seed(0)
+    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=64, max_position_embeddings=130, type_vocab_size=2,
+                           pad_token_id=tokenizer.pad_token_id)
+    RobertaForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_a_roberta_mask_transfers_to_the_encoder_not_the_new_head(store, tmp_path):
+    """TAMT figure 4 (RoBERTa-base): the corpus run masks the encoder and word embeddings (its MLM
+    model has no pooler), and the transfer masks exactly those; the classification head's
+    classifier.dense is new and stays dense (glue_trans.py of llyx97/TAMT masks model.roberta)."""
+    backbone = tiny_roberta(tmp_path / "tiny-roberta")
+    omp = RunConfig(method="omp", loss="mlm", sparsity=0.5, mask_embeddings=True, **{**CORPUS, "backbone": backbone})
+    execute(omp)
+    source = Run(omp).masks()
+    assert "roberta.embeddings.word_embeddings" in source and not any("pooler" in n for n in source)
+    transfer = RunConfig(task="nli", backbone=backbone, data=DataConfig(train_size=32, dev_size=16, ood_size=16),
+                         max_length=32, batch_size=16, epochs=1, eval_interval=2, mask_from=omp, mask_embeddings=True)
+    assert transfer.task_agnostic_mask
+    result = execute(transfer)
+    run = build_run(transfer, Run(transfer), Request())
+    masked = pruning.masked_modules(run.model)
+    assert set(masked) == set(source) and "classifier.dense" not in masked
+    assert all(torch.equal(m.mask, source[n]) for n, m in masked.items())
+    assert result.sparsity == pytest.approx(0.5, abs=0.01)
+
+
 @pytest.mark.slow
 def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, tiny_params):
     """papermill computes a Part II page's runs (the MLM head, the masks, IMP, the transfers, the
@@ -149,4 +184,10 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
     assert any("image/png" in o.get("data", {}) for o in outputs) and "mask distance to OMP" in text
     outputs, text = run("tamt_transfer", compute=False)
     assert "have no finished run" not in text and "TAMT-MLM at sparsity 0.7" in text
-    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 1
+    # figure 4: another backbone's subnetworks, a figure and verdicts of their own
+    other = tmp_path / "other.yaml"
+    other.write_text(f"base: {tiny_params.name}\ntamt:\n  other_backbones:\n"
+                     f"    - {{name: tiny RoBERTa, backbone: {tiny_roberta(tmp_path / 'tiny-roberta')}}}\n")
+    outputs, text = run("tamt_transfer", compute=True, params_file=str(other))
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2 and "tiny RoBERTa" in text

@@ -25,10 +25,12 @@ class Finetune(Method):
 
     def masked_layers(self):
         # the subnetwork's masks go on the encoder and pooler; the classifier stays dense
-        # (the authors' retraining scripts)
+        # (the authors' retraining scripts); a task-agnostic mask covers the encoder only, never
+        # a new head (RoBERTa's classifier.dense: glue_trans.py of llyx97/TAMT masks model.roberta)
         if self.config.mask_from is None:
             return None
-        return models.masked_layers(models.is_isolation_masked, self.config.mask_embeddings)
+        masked = models.is_encoder_prunable if self.config.task_agnostic_mask else models.is_isolation_masked
+        return models.masked_layers(masked, self.config.mask_embeddings)
 
     def trainable(self, model):
         frozen = set() if self.config.train_embeddings else {id(p) for p in models.embeddings(model).parameters()}

@@ -29,12 +29,14 @@ class Subnetwork:
     seed: int
 
 
-def subnetworks(recipes, seeds: list[int], sparsities: list[float]) -> list[Subnetwork]:
+def subnetworks(recipes, seeds: list[int], sparsities: list[float], asked: bool | None = None) -> list[Subnetwork]:
     """Every objective's TAMT masks and IMP's levels at `sparsities` per mask seed; OMP (one mask:
-    it is deterministic) and random masks at tamt.oneshot_sparsities (at `sparsities` where a page
-    asks for others, e.g. papermill -p sparsity 0.7)."""
+    it is deterministic) and random masks at tamt.oneshot_sparsities, or at `sparsities` where the
+    page was asked for others (`asked`; by default: they differ from tamt.sparsities), e.g.
+    papermill -p sparsity 0.7."""
     tamt, found = recipes.p.tamt, []
-    oneshot = tamt.oneshot_sparsities if list(sparsities) == list(tamt.sparsities) else sparsities
+    asked = list(sparsities) != list(tamt.sparsities) if asked is None else asked
+    oneshot = sparsities if asked else tamt.oneshot_sparsities
     for seed in seeds:
         found += [Subnetwork(SERIES[o], s, recipes.tamt(o, s, seed), None, seed) for o in tamt.objectives for s in sparsities]
         imp = recipes.tamt_imp(seed)
@@ -56,9 +58,11 @@ def scores_only(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=[c for c in df.columns if c.startswith("ood:")])
 
 
-def score_figure(page, title: str, xlabel: str):
-    """One panel per task and one for the mean over tasks: ID dev score against x, the full model dashed."""
-    df = scores_only(page.frame[page.frame.task != "corpus"])
+def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None):
+    """One panel per task and one for the mean over tasks: ID dev score against x, the full model
+    dashed; of the page's frame, or of `frame` (one group's rows)."""
+    frame = page.frame if frame is None else frame
+    df = scores_only(frame[frame.task != "corpus"])
     overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
         task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
         ood_metric=df.metric.iloc[0])

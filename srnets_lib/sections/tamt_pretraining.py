@@ -116,11 +116,12 @@ class PretrainingLoss(Section):
 
     def points(self, recipes, tasks, seeds, sparsities):
         """Each subnetwork on the corpus (OMP and random runs score their losses themselves; TAMT's
-        masks and IMP's levels are probed with the pre-trained MLM head), then the transfer page's points."""
+        masks and IMP's levels are probed with the pre-trained MLM head), then the transfer page's
+        points of the same backbone (figures 1, 5 and 8 are BERT's)."""
         probes = [Point(n.series, "corpus", n.seed, n.sparsity,
                         n.run if n.series in ("OMP", "Rand") else recipes.probe(n.run, n.level))
                   for n in subnetworks(recipes, seeds, sparsities)]
-        return probes + TRANSFER.points(recipes, tasks, seeds, sparsities)
+        return probes + TRANSFER.of_backbone(recipes, tasks, seeds, sparsities)
 
     def judge(self, page) -> list[Verdict]:
         """Figures 1/5 and 8's claims, judged on the analysis table of the page's subnetworks."""

@@ -1,12 +1,14 @@
-"""TAMT figure 3: downstream scores of BERT subnetworks found without a task, against sparsity:
+"""TAMT figures 3 and 4: downstream scores of subnetworks found without a task, against sparsity:
 masks trained on MLM, KD or both (TAMT), IMP on MLM, one-shot magnitude (OMP) and random pruning,
-each fine-tuned on every downstream task; the full model for reference."""
+each fine-tuned on every downstream task; the full model for reference. Figure 3 is the params'
+backbone (BERT), figure 4 each of tamt.other_backbones (RoBERTa-base), one group of points each."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from .. import plots
+from ..recipes import Recipes
 from .base import Point, Section
 from .claims import GAIN, Claim
 from .tamt import FULL, MAGNITUDE, SERIES, mean_over_tasks, score_figure, scores_only, subnetworks
@@ -46,29 +48,47 @@ class AboveMagnitude(Claim):
 
 class Transfer(Section):
     name, number, title = "tamt_transfer", "TAMT 4.2.1", "Task-agnostic subnetworks, fine-tuned on each task"
-    reproduces = "TAMT figure 3"
+    reproduces = "TAMT figures 3 and 4"
     figure_title = "Downstream score of task-agnostic subnetworks (cf. TAMT figure 3)"
     claims = (AboveMagnitude(),)
 
     def points(self, recipes, tasks, seeds, sparsities):
-        """For each task, fine-tuning seed and subnetwork: the subnetwork fine-tuned on the task;
-        the full model fine-tuned with each seed."""
+        """The params' backbone's points (group ""), then each of tamt.other_backbones' (its
+        name), on the same settings but the backbone, at its own sparsities unless the page was
+        asked for some."""
         tamt = recipes.p.tamt
-        found = subnetworks(recipes, seeds, sparsities)
+        asked = list(sparsities) != list(tamt.sparsities)
+        points = self.of_backbone(recipes, tasks, seeds, sparsities, asked)
+        for other in tamt.other_backbones:
+            theirs = Recipes(recipes.p.model_copy(update={"forced": {**recipes.p.forced, "backbone": other.backbone}}))
+            own = sparsities if asked or other.sparsities is None else other.sparsities
+            points += self.of_backbone(theirs, tasks, seeds, own, asked, other.name)
+        return points
+
+    @staticmethod
+    def of_backbone(recipes, tasks, seeds, sparsities, asked: bool | None = None, group: str = "") -> list[Point]:
+        """The points of `recipes`' backbone: for each task, fine-tuning seed and subnetwork, the
+        subnetwork fine-tuned on the task; the full model fine-tuned with each seed."""
+        found = subnetworks(recipes, seeds, sparsities, asked)
         points = []
         for task in tasks:
-            for ft in tamt.finetune_seeds:
-                points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True))
-                points += [Point(n.series, task, ft, n.sparsity, recipes.transfer(task, n.run, ft, n.level))
+            for ft in recipes.p.tamt.finetune_seeds:
+                points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True, group=group))
+                points += [Point(n.series, task, ft, n.sparsity, recipes.transfer(task, n.run, ft, n.level), group=group)
                            for n in found]
         return points
 
     def figure(self, page):
-        """One panel per task and one for the mean over tasks: ID dev score vs sparsity."""
-        return [score_figure(page, self.figure_title, "sparsity")]
+        """Per backbone: one panel per task and one for the mean over tasks, ID dev score vs sparsity."""
+        return [score_figure(page, self._title(group), "sparsity", rows)
+                for group, rows in page.frame.groupby("group", sort=False)]
+
+    def _title(self, group: str) -> str:
+        return self.figure_title if not group else f"Downstream score of task-agnostic {group} subnetworks (cf. TAMT figure 4)"
 
     def table(self, page):
-        return plots.table(scores_only(page.frame), index=("task", "series", "x"))
+        index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
+        return plots.table(scores_only(page.frame), index=index)
 
 
 SECTION = Transfer()
