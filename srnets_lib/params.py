@@ -17,13 +17,14 @@ Everything is validated on load, before any work starts.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import paths
-from .config import PRETRAINING_LOSSES, RunConfig, Task, TransferTask, stage_of
+from . import methods
+from .config import LOSSES, PRETRAINING_LOSSES, AnyTask, RunConfig, Task, TransferTask, stage_of
 from .request import Request
 
 # What an override's `when` may select on: task, stage (full | retrain | prune), method, loss,
@@ -32,6 +33,10 @@ from .request import Request
 # "pt" for none), ood (section 4.5's ID+OOD training data: true | false) and sparsity.
 # source_task: the task of that run ("corpus": a task-agnostic mask, TAMT's transfer runs; "pt" for none).
 SELECTORS = ("task", "stage", "method", "loss", "start", "source", "source_task", "ood", "sparsity")
+# the values a selector can match (sparsity: any number); "pt": the run starts from the pre-trained model
+SELECTOR_VALUES = {"task": AnyTask.__args__, "stage": ("full", "retrain", "prune"), "method": tuple(methods.METHODS),
+                   "loss": LOSSES + PRETRAINING_LOSSES, "start": ("pt", "ft"), "source": tuple(methods.METHODS) + ("pt",),
+                   "source_task": AnyTask.__args__ + ("pt",), "ood": (True, False)}
 
 
 class ParamsError(ValueError):
@@ -43,7 +48,7 @@ class _Strict(BaseModel):
 
 
 class Preset(_Strict):
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
     sparsities: list[float] = Field(min_length=1)
     tasks: list[Task] = Field(min_length=1)
 
@@ -66,6 +71,11 @@ class Override(_Strict):
         unknown = set(when) - set(SELECTORS)
         if unknown:
             raise ValueError(f"unknown selector(s) {sorted(unknown)}; accepted: {list(SELECTORS)}")
+        for name, wanted in when.items():
+            known = SELECTOR_VALUES.get(name)
+            for value in (wanted if isinstance(wanted, list) else [wanted]):
+                if known is not None and value not in known:
+                    raise ValueError(f"selector {name}: {value!r} never matches; accepted: {list(known)}")
         return when
 
     def matches(self, facts: dict[str, str]) -> bool:
@@ -237,6 +247,8 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
     path = paths.project_file(path)
     raw = _read(path)
     items = parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides or {})
+    for key in items:
+        _drop_section_choices(raw, key)
     for key, value in items.items():
         head = key.split(".")[0]
         if head in Preset.model_fields:
@@ -255,6 +267,28 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
         raise ParamsError(f"{path}:\n{_explain(err)}") from None
     _validate_runs(params)
     return params
+
+
+def _drop_section_choices(raw: dict, head: str) -> None:
+    """A command-line `tasks=` or `seeds=` applies to every Part I section: the file's per-section
+    choices (sections.sec4_2_tasks and other_tasks, sections.seeds) give way to it."""
+    sections = raw.get("sections") or {}
+    if head == "tasks":
+        sections.pop("sec4_2_tasks", None)
+        sections.pop("other_tasks", None)
+    if head == "seeds":
+        sections.pop("seeds", None)
+
+
+def write_resolved(params: Params, path: str | Path) -> str:
+    """`params` with its command-line overrides as one self-contained params file (for notebooks,
+    which take a params file, not overrides: sweep --by notebooks --set ...); returns its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = params.model_dump(mode="json", exclude={"source"})
+    values["description"] = f"{params.description.strip()} (resolved from {params.source} with command-line overrides)"
+    path.write_text(yaml.safe_dump(values, sort_keys=False))
+    return str(path)
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:

@@ -147,7 +147,10 @@ def main(args) -> int:
     from . import params as params_lib
 
     if args.by == "notebooks":
-        planned = jobs(args.notebooks, args.params, args.set)
+        params_file = args.params
+        if args.set:  # the notebooks read the overrides from a resolved params file
+            params_file = params_lib.write_resolved(params_lib.load(args.params, args.set), Path(args.out) / "params.yaml")
+        planned = jobs(args.notebooks, params_file)
         print(f"sweep: {len(planned)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
         outcomes = execute_jobs(planned, args.out, args.executor, args.address)
     else:

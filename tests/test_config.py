@@ -50,6 +50,8 @@ def test_scientific_settings_are_part_of_the_run_key():
     ({"task": "nli", "method": "imp", "sparsity": 0.75}, "multiple"),
     ({"task": "nli", "loss": "confreg"}, "teacher"),
     ({"task": "nli", "lr_typo": 1.0}, "lr_typo"),
+    ({"task": "nli", "seed": -1}, "seed"),
+    ({"task": "nli", "data": {"data_seed": -1}}, "data_seed"),
 ])
 def test_bad_configs_are_refused_with_the_field_named(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -89,7 +91,7 @@ def test_params_typo_names_file_and_key(tmp_path):
 
 @pytest.mark.parametrize("override, message", [
     (["sparsities=[1.0]"], "outside"), (["sparsities=[-0.1]"], "outside"),
-    (["seeds=[]"], "seeds"), (["tasks=[sentiment]"], "tasks"), (["sparsity"], "key=value"),
+    (["seeds=[]"], "seeds"), (["seeds=[-1]"], "seeds"), (["tasks=[sentiment]"], "tasks"), (["sparsity"], "key=value"),
 ])
 def test_bad_overrides(override, message):
     with pytest.raises(params.ParamsError, match=message):
@@ -173,3 +175,45 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{seeds: {{sec9: [1]}}}}\n")
     with pytest.raises(params.ParamsError, match="sec9"):
         params.load(derived)
+
+
+@pytest.mark.parametrize("when, message", [("{task: nil}", "selector task: 'nil' never matches"),
+                                           ("{loss: [std, pooe]}", "selector loss: 'pooe' never matches"),
+                                           ("{source: mask-training}", "selector source: 'mask-training'")])
+def test_a_selector_value_that_never_matches_is_refused(tmp_path, when, message):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: bad\noverrides:\n  - when: {when}\n    set: {{lr: 1.0}}\n")
+    with pytest.raises(params.ParamsError, match=rf"(?s)bad.yaml.*{message}"):
+        params.load(bad)
+
+
+def test_command_line_tasks_and_seeds_win_over_the_files_per_section_choices():
+    """--set tasks=[paraphrase] seeds=[2] applies to every Part I section, also those the toy's
+    sections block narrows (other_tasks: [nli]; sections.seeds: sec4_3 [1])."""
+    from srnets_lib import sections
+
+    p = params.load("params/toy.yaml", ["tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]"])
+    for name in ("sec4_2", "sec4_3", "sec5_2"):
+        points = sections.points(name, p)
+        assert {pt.task for pt in points if not pt.reference} == {"paraphrase"} and {pt.seed for pt in points} == {2}
+    assert params.load("params/toy.yaml", ["sec4_2_tasks=[nli]", "tasks=[paraphrase]"]).tasks_for("sec4_2") == ["nli"]
+
+
+def test_plan_refuses_a_rate_that_is_not_above_zero(capsys):
+    from srnets_lib.__main__ import main
+
+    for rate in ("0", "-5", "abc"):
+        with pytest.raises(SystemExit):
+            main(["plan", "book/sec4_2.ipynb", "--steps-per-second", rate])
+        assert "argument --steps-per-second" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("parameters, message", [({"sparsity": "abc"}, "parameter sparsity='abc': expected a number"),
+                                                 ({"sparsity": 1.5}, "parameter sparsity=1.5"),
+                                                 ({"seeds": "[-1]"}, "parameter seeds=\\[-1\\]"),
+                                                 ({"seeds": "one"}, "parameter seeds=\\['one'\\]")])
+def test_a_notebook_parameter_of_the_wrong_kind_is_named(parameters, message):
+    from srnets_lib import book
+
+    with pytest.raises(ValueError, match=message):
+        book.section("sec4_2", compute=False, **parameters)

@@ -97,3 +97,19 @@ def test_killed_sweep_finishes_on_rerun_without_recomputing(store, tiny_params):
     for path in store.glob("*/metrics.jsonl"):
         steps = [json.loads(line)["step"] for line in path.read_text().splitlines()]
         assert steps == sorted(set(steps))
+
+
+def test_notebook_jobs_read_the_command_line_overrides(tmp_path, monkeypatch):
+    """sweep --by notebooks --set ...: each papermill job gets a params file holding the overrides."""
+    import argparse
+
+    seen = []
+    monkeypatch.setattr(sweep, "execute_jobs", lambda planned, out, executor, address: seen.extend(planned) or [])
+    parser = argparse.ArgumentParser()
+    sweep.add_arguments(parser)
+    args = parser.parse_args(["book/sec4_3.ipynb", "--by", "notebooks", "--out", str(tmp_path),
+                              "--set", "tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]", "lr=0.003"])
+    assert sweep.main(args) == 0
+    assert [(job.seed, job.sparsity) for job in seen] == [(2, 0.5)]
+    resolved = params.load(seen[0].params_file)
+    assert resolved.tasks_for("sec4_3") == ["paraphrase"] and resolved.run("paraphrase").lr == 0.003
