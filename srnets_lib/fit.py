@@ -32,7 +32,7 @@ def execute(config: RunConfig, store: Run, request: Request, progress: bool = Fa
     if reusable(store, request) is None:
         store.release_stale_lock()
         return store.result()
-    with store.claim():
+    with store.claim(wait=True):
         if reusable(store, request) is None:  # finished by another process while we waited
             return store.result()
         return fit(build_run(config, store, request), request, progress)

@@ -10,7 +10,9 @@ file I/O of a run goes through `Run`:
   runs/<key>/final.json     the RunResult, written last, atomically (temp + rename): no final.json = not done
 
 Several processes may share a store: a run is claimed by creating runs/<key>/.lock
-exclusively; a lock whose process is gone (same host) is taken over.
+exclusively and touching it while computing (a heartbeat); another process that needs the run
+waits for it, a lock whose process is gone (same host) is taken over, and another host's lock
+whose heartbeat stopped is reported with the command that clears it (Run.claim).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -145,49 +149,105 @@ class Run:
 
     # --- claiming -----------------------------------------------------------------------------
     def release_stale_lock(self) -> None:
-        """Remove a lock left by a dead process (e.g. killed between final.json and unlocking)."""
+        """Remove a lock left by a dead process of this host (e.g. killed between final.json and
+        unlocking)."""
         lock = self.file(paths.LOCK)
-        if lock.exists() and not _lock_alive(lock):
+        if lock_state(lock) == "dead":
             lock.unlink(missing_ok=True)
 
     @contextmanager
-    def claim(self):
-        """Exclusive right to compute this run (per-run lock file, stale locks taken over)."""
+    def claim(self, wait: bool = False):
+        """Exclusive right to compute this run: runs/<key>/.lock holds host:pid and is touched every
+        HEARTBEAT_SECONDS while held. A dead process's lock (this host) is taken over; a live
+        holder's is waited for (`wait`: another sweep computes the run) or refused; a lock of
+        another host untouched for STALE_SECONDS is refused with the command that clears it."""
         self.dir.mkdir(parents=True, exist_ok=True)
         lock = self.file(paths.LOCK)
-        me = f"{socket.gethostname()}:{os.getpid()}"
-        for _ in range(2):
-            try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                os.write(fd, me.encode())
-                os.close(fd)
-                break
-            except FileExistsError:
-                self.release_stale_lock()
-                if lock.exists():
-                    raise RunBusy(f"run {self.key} is being computed by {lock.read_text()}") from None
-        else:
-            raise RunBusy(f"could not claim run {self.key}")
+        said = False
+        while not _create(lock):
+            self.release_stale_lock()
+            state = lock_state(lock)
+            if state == "stale":
+                raise RunBusy(f"run {self.key}: its lock {lock} (held by {_holder(lock)}) has had no heartbeat for "
+                              f"{time.time() - lock.stat().st_mtime:.0f} s; if that process is gone, clear it: rm {lock}")
+            if state == "alive" and not wait:
+                raise RunBusy(f"run {self.key} is being computed by {_holder(lock)}")
+            if state == "alive":
+                if not said:
+                    print(f"run {self.key} is being computed by {_holder(lock)}: waiting for it", file=sys.stderr)
+                    said = True
+                time.sleep(WAIT_POLL_SECONDS)
+        beat = _Heartbeat(lock)
         try:
             yield
         finally:
+            beat.stop()
             lock.unlink(missing_ok=True)
 
 
-def _lock_alive(lock: Path) -> bool:
+HEARTBEAT_SECONDS = 30.0  # a lock holder touches its lock this often
+STALE_SECONDS = 300.0  # another host's lock untouched this long is stale (its process cannot be asked)
+WAIT_POLL_SECONDS = 5.0
+
+
+def _create(lock: Path) -> bool:
+    """Create `lock` holding this host:pid; False if it exists."""
     try:
-        host, pid = lock.read_text().rsplit(":", 1)
-    except (FileNotFoundError, ValueError):
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
         return False
+    os.write(fd, f"{socket.gethostname()}:{os.getpid()}".encode())
+    os.close(fd)
+    return True
+
+
+def _holder(lock: Path) -> str:
+    try:
+        return lock.read_text() or "an unknown process"
+    except FileNotFoundError:
+        return "a process that has just finished"
+
+
+def lock_state(lock: Path) -> str:
+    """'gone'; 'dead' (a process of this host that no longer runs, or an unreadable lock);
+    'alive' (a running process of this host, or another host's lock with a recent heartbeat);
+    'stale' (another host's lock with no heartbeat for STALE_SECONDS)."""
+    try:
+        text, touched = lock.read_text(), lock.stat().st_mtime
+    except FileNotFoundError:
+        return "gone"
+    host, _, pid = text.rpartition(":")
+    if not host or not pid.isdigit():
+        return "dead"
     if host != socket.gethostname():
-        return time.time() - lock.stat().st_mtime < 24 * 3600  # other host: trust it for a day
+        return "alive" if time.time() - touched < STALE_SECONDS else "stale"
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
-        return False
+        return "dead"
     except PermissionError:
-        return True
-    return True
+        pass
+    return "alive"
+
+
+class _Heartbeat:
+    """Touches a lock every HEARTBEAT_SECONDS from a daemon thread until stopped."""
+
+    def __init__(self, lock: Path):
+        self.lock, self.stopped = lock, threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat {lock.parent.name}")
+        self.thread.start()
+
+    def _beat(self) -> None:
+        while not self.stopped.wait(HEARTBEAT_SECONDS):
+            try:
+                os.utime(self.lock)
+            except OSError:
+                return
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -1,20 +1,24 @@
-"""The run store's per-run lock: one live holder at a time; a dead holder's lock is taken over."""
+"""The run store's per-run lock: one live holder at a time, touched while held (a heartbeat); a
+process that needs the run waits for a live holder; a dead holder's lock is taken over; another
+host's lock whose heartbeat stopped is reported with the command that clears it."""
 
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
-from srnets_lib import paths
-from srnets_lib.config import RunConfig
+from srnets_lib import paths, runs
+from srnets_lib.config import DataConfig, RunConfig
 from srnets_lib.runs import Run, RunBusy
 
 
-def write_lock(run: Run, pid: int) -> None:
+def write_lock(run: Run, pid: int, host: str | None = None) -> None:
     run.dir.mkdir(parents=True, exist_ok=True)
-    run.file(paths.LOCK).write_text(f"{socket.gethostname()}:{pid}")
+    run.file(paths.LOCK).write_text(f"{host or socket.gethostname()}:{pid}")
 
 
 def dead_pid() -> int:
@@ -38,3 +42,60 @@ def test_a_dead_holders_lock_is_taken_over_and_released(tmp_path):
     with run.claim():
         assert run.file(paths.LOCK).read_text() == f"{socket.gethostname()}:{os.getpid()}"
     assert not run.file(paths.LOCK).exists()
+
+
+def test_a_process_that_needs_a_live_holders_run_waits_for_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(runs, "WAIT_POLL_SECONDS", 0.02)
+    run = Run(RunConfig(task="nli", seed=1), tmp_path)
+    write_lock(run, os.getpid())
+    threading.Timer(0.3, run.file(paths.LOCK).unlink).start()  # the holder finishes
+    started = time.time()
+    with run.claim(wait=True):
+        assert run.file(paths.LOCK).read_text() == f"{socket.gethostname()}:{os.getpid()}"
+    assert time.time() - started >= 0.3 and not run.file(paths.LOCK).exists()
+
+
+def test_another_hosts_lock_is_alive_while_it_beats_and_stale_after(tmp_path):
+    run = Run(RunConfig(task="nli", seed=1), tmp_path)
+    write_lock(run, 123, host="other-host")
+    with pytest.raises(RunBusy, match="being computed by other-host:123"):
+        with run.claim():
+            pass
+    lock = run.file(paths.LOCK)
+    old = time.time() - runs.STALE_SECONDS - 1
+    os.utime(lock, (old, old))
+    with pytest.raises(RunBusy, match=rf"no heartbeat for 30\d s; if that process is gone, clear it: rm {lock}"):
+        with run.claim(wait=True):
+            pass
+    assert lock.exists()  # never taken over: the other host cannot be asked
+
+
+def test_a_held_lock_is_touched_while_the_run_computes(tmp_path, monkeypatch):
+    monkeypatch.setattr(runs, "HEARTBEAT_SECONDS", 0.02)
+    run = Run(RunConfig(task="nli", seed=1), tmp_path)
+    with run.claim():
+        lock = run.file(paths.LOCK)
+        os.utime(lock, (1.0, 1.0))
+        time.sleep(0.2)
+        assert time.time() - lock.stat().st_mtime < 1.0
+
+
+def test_two_processes_asking_for_one_run_compute_it_once(store):
+    """A second sweep on the same store waits for the run the first is computing, then reads it."""
+    from srnets_lib.executors import execute
+
+    config = RunConfig(task="nli", backbone="tiny", epochs=3, max_length=32, batch_size=8, eval_interval=4,
+                       data=DataConfig(train_size=96, dev_size=32, ood_size=32))
+    other = subprocess.Popen([sys.executable, "-c", "import sys; from srnets_lib.config import RunConfig; "
+                              "from srnets_lib.executors import execute; "
+                              "execute(RunConfig.model_validate_json(sys.argv[1]))", config.model_dump_json()],
+                             env={**os.environ, "SRNETS_RUNS": str(store)})
+    lock = Run(config).file(paths.LOCK)
+    while not lock.exists():
+        assert other.poll() is None, "the other process ended before claiming the run"
+        time.sleep(0.01)
+    result = execute(config)  # waits for the other process
+    assert other.wait() == 0
+    written = Run(config).file(paths.FINAL).stat().st_mtime_ns
+    assert result == Run(config).result() and Run(config).file(paths.FINAL).stat().st_mtime_ns == written
+    assert len(Run(config).file(paths.METRICS).read_text().splitlines()) == 3 * 96 // 8 // 4  # one training
