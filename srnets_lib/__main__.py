@@ -111,7 +111,7 @@ def main(argv=None) -> int:
         from .sweep import main as sweep_main
 
         return sweep_main(args)
-    except (params_lib.ParamsError, ValueError, FileNotFoundError) as err:
+    except (params_lib.ParamsError, ValueError, OSError) as err:  # bad input, a missing or unwritable file
         print(f"error: {err}", file=sys.stderr)
         return 2
 

@@ -17,6 +17,7 @@ probabilities come from a model fit on the whole training set. Cached per data a
 from __future__ import annotations
 
 import hashlib
+import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,10 +164,23 @@ AUTHORS_FILES = {"nli": ("MNLI/log_probs.npy", [1, 2, 0]), "paraphrase": ("QQP/l
 AUTHORS_SOURCE = "github.com/llyx97/sparse-and-robust-PLM (its bias_model_preds/ folder)"
 
 
+class _NumbersOnly(pickle.Unpickler):
+    """Unpickles plain containers of numbers and numpy arrays, and nothing that could run code:
+    the authors' QQP file comes from a data folder that may be anyone's."""
+
+    ARRAYS = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
+              ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+              ("numpy._core.multiarray", "scalar")}
+
+    def find_class(self, module, name):
+        if (module, name) in self.ARRAYS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"it refers to {module}.{name}; only a dict of example ids to "
+                                     "log-probabilities is accepted (nothing in it may run code)")
+
+
 def authors_predictions(task: str, train: Split, folder: str | Path | None) -> tuple[np.ndarray, np.ndarray]:
     """(probabilities in our label order, indices of the training rows they belong to)."""
-    import pickle
-
     from .data.local import DataFileError, data_folder
 
     name, columns = AUTHORS_FILES[task]
@@ -180,7 +194,10 @@ def authors_predictions(task: str, train: Split, folder: str | Path | None) -> t
     try:
         if path.suffix == ".pkl":
             with path.open("rb") as handle:
-                table = {int(k): np.asarray(v, dtype=np.float64) for k, v in pickle.load(handle).items()}
+                loaded = _NumbersOnly(handle).load()
+            if not isinstance(loaded, dict):
+                raise ValueError(f"a {type(loaded).__name__}, expected a dict of example ids to log-probabilities")
+            table = {int(k): np.asarray(v, dtype=np.float64) for k, v in loaded.items()}
             kept = np.array([i for i, key in enumerate(train.ids) if int(key) in table], dtype=np.int64)
             log_probs = np.stack([table[int(train.ids[i])] for i in kept]) if len(kept) else np.zeros((0, len(columns)))
         else:
@@ -210,7 +227,6 @@ def bias_predictions(task: str, data: TaskData, tokenizer, embeddings, backbone:
     vocab = vocabulary(data)
     vectors = fasttext_vectors(word_vectors, vocab) if word_vectors else backbone_vectors(vocab, tokenizer, embeddings)
     probs = fit_bias_model(task, data, vectors)
-    tmp = paths.temp_beside(path)
-    np.savez(tmp, **probs)
-    tmp.replace(path)
+    with paths.replacing(path) as tmp:
+        np.savez(tmp, **probs)
     return BiasPredictions(probs, source)

@@ -6,6 +6,8 @@ fails (its dependents are reported as failed too)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -157,18 +159,48 @@ class RayExecutor:
         progress = Progress(len(todo), "run", self.progress)
         if not todo:  # nothing to compute: no Ray instance to start
             return progress.close()
+        caller = signal.getsignal(signal.SIGTERM)
         ray = start_ray(self.address)
+        # ray.init installs a C++ SIGTERM handler (a stack dump, then abort), and a Python handler
+        # raising inside ray.wait's native code surfaces as a SystemError: where the caller handles
+        # SIGTERM in Python (the sweep: stop with one line), a flag is set here and the caller's
+        # handler is called between waits
+        stopping = threading.Event()
+        ours = callable(caller) and threading.current_thread() is threading.main_thread()
+        if ours:
+            signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())
         remote = ray.remote(max_retries=0, **ray_resources(self.runs_per_gpu))(compute_run)
-        refs, pending_refs, finished, failed = {}, {}, set(), set()
+        refs, pending_refs = {}, {}
         for node in todo:  # dependencies first, so their refs exist
             waits = [refs[d] for d in graph.dependencies(node) if d in refs]
             refs[node.key] = remote.remote(node.config.model_dump_json(), node.request.to_json(), str(root), *waits)
             pending_refs[refs[node.key]] = node
+        def check():
+            if stopping.is_set():
+                caller(signal.SIGTERM, None)
+
+        try:
+            self._collect(ray, graph, refs, pending_refs, progress, check)
+        except BaseException:  # SIGTERM, Ctrl-C: stop the tasks, leave Ray cleanly
+            for ref in pending_refs:
+                ray.cancel(ref, force=True)
+            ray.shutdown()
+            raise
+        finally:
+            if ours:
+                signal.signal(signal.SIGTERM, caller)
+        return progress.close()
+
+    def _collect(self, ray, graph: RunGraph, refs: dict, pending_refs: dict, progress: Progress, check) -> None:
+        """Report each task as it ends, dependents of a failed run as failed; `check()` between
+        waits (it raises to stop)."""
+        finished, failed = set(), set()
         while pending_refs:
             startable = [n for n in pending_refs.values()
                          if all(d in finished or d not in refs for d in graph.dependencies(n))]
             progress.set_running(min(len(startable), ray_slots(ray, self.runs_per_gpu)))
-            ready, _ = ray.wait(list(pending_refs), num_returns=1)
+            ready, _ = ray.wait(list(pending_refs), num_returns=1, timeout=1.0)
+            check()
             for ref in ready:
                 node = pending_refs.pop(ref)
                 finished.add(node.key)
@@ -179,7 +211,6 @@ class RayExecutor:
                     blocker = next((d for d in graph.dependencies(node) if d in failed), None)
                     progress.report(Outcome(node.key, False, f"dependency {blocker} failed" if blocker
                                             else summary(err)))
-        return progress.close()
 
 
 def execute(config: RunConfig, request: Request | None = None, root: Path | None = None) -> RunResult:

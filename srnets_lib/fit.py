@@ -29,6 +29,7 @@ from .runs import Run
 def execute(config: RunConfig, store: Run, request: Request, progress: bool = False) -> RunResult:
     """Compute one run whose dependencies are finished (executors.py orders them), unless the
     store holds a result that serves `request`."""
+    checkpoint_seconds()
     if reusable(store, request) is None:
         store.release_stale_lock()
         return store.result()
@@ -42,7 +43,10 @@ def reusable(store: Run, request: Request) -> str | None:
     """None if the stored result serves `request`, else why the run must be computed."""
     if not store.done:
         return "not computed"
-    result = store.result()
+    try:
+        result = store.result()
+    except ValueError as err:  # a corrupted final.json: computed again, the new one replaces it
+        return str(err)
     why = result.covers(request)
     if why is not None:
         return why
@@ -98,7 +102,7 @@ class Loop:
         self.history: list[dict] = []
         self.levels: dict[str, dict] = {}
         self.selection = Selection(list(run.trainable), run.schedule.selectable)
-        self.every = max(0.0, _seconds("SRNETS_CHECKPOINT_SECONDS", 60.0))
+        self.every = checkpoint_seconds()
         self._last_checkpoint, self._checkpoint_cost = time.time(), 0.0
 
     def evaluate(self, at: int, loss: float | None) -> None:
@@ -193,9 +197,14 @@ def current_sparsity(model) -> float:
     return pruning.sparsity_report(masked, models.is_transformer_matrix)["sparsity"] if masked else 0.0
 
 
-def _seconds(variable: str, default: float) -> float:
-    text = os.environ.get(variable, str(default))
+def checkpoint_seconds() -> float:
+    """$SRNETS_CHECKPOINT_SECONDS (default 60): how often a run writes its resume point. Read
+    before any work (execute, the sweep), so a bad value stops nothing half-way."""
+    text = os.environ.get("SRNETS_CHECKPOINT_SECONDS", "60")
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        raise ValueError(f"${variable}={text!r}: expected a number of seconds") from None
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(f"$SRNETS_CHECKPOINT_SECONDS={text!r}: expected a number of seconds >= 0") from None
+    return seconds

@@ -229,9 +229,11 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     if path.resolve() in seen:
         raise ParamsError(f"{path}: `base` files form a cycle")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ParamsError(f"{path}: not valid YAML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise ParamsError(f"{path}: not UTF-8 text ({err.reason}: bytes {err.object[err.start:err.end]!r})") from None
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: expected a mapping with preset, defaults, overrides")
     if "base" not in raw:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +33,22 @@ def temp_beside(path: Path) -> Path:
     appends .npz otherwise): write there, then os.replace, so concurrent writers never meet."""
     path = Path(path)
     return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
+@contextmanager
+def replacing(path: Path):
+    """Write `path` whole or not at all: yields a temporary file beside it (temp_beside) that
+    replaces it at the end. Failing (a full disk, an unwritable folder), no temporary file is left
+    and the error names `path`."""
+    path = Path(path)
+    tmp = temp_beside(path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as err:
+        raise OSError(err.errno, f"could not write {path} ({err.strerror or err})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def run_dir(key: str, root: Path | None = None) -> Path:

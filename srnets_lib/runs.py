@@ -65,8 +65,8 @@ class Run:
         try:
             return RunResult.model_validate_json(path.read_text())
         except ValueError as err:
-            raise ValueError(f"{path}: not a valid result ({str(err).splitlines()[0]}); "
-                             "delete the file to recompute the run") from None
+            raise ValueError(f"{path}: not a valid result ({str(err).splitlines()[0]}); a sweep "
+                             "computes the run again") from None
 
     def metrics(self) -> list[dict]:
         path = self.file(paths.METRICS)
@@ -133,15 +133,13 @@ class Run:
         from safetensors.torch import save_file
 
         path = self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
-        tmp = paths.temp_beside(path)
-        save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
-        tmp.replace(path)
+        with paths.replacing(path) as tmp:
+            save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
 
     def save_checkpoint(self, state: dict) -> None:
         path = self.file(paths.CHECKPOINT)
-        tmp = paths.temp_beside(path)
-        torch.save({**state, "key": self.key}, tmp)
-        tmp.replace(path)
+        with paths.replacing(path) as tmp:
+            torch.save({**state, "key": self.key}, tmp)
 
     def finish(self, result: RunResult) -> None:
         atomic_write(self.file(paths.FINAL), result.model_dump_json(indent=2))
@@ -161,10 +159,15 @@ class Run:
         HEARTBEAT_SECONDS while held. A dead process's lock (this host) is taken over; a live
         holder's is waited for (`wait`: another sweep computes the run) or refused; a lock of
         another host untouched for STALE_SECONDS is refused with the command that clears it."""
-        self.dir.mkdir(parents=True, exist_ok=True)
         lock = self.file(paths.LOCK)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            created = _create(lock)
+        except PermissionError as err:
+            raise PermissionError(err.errno, f"the run store {self.root} is not writable ({err.strerror}: "
+                                  f"{err.filename}); set SRNETS_RUNS to a folder you can write") from None
         said = False
-        while not _create(lock):
+        while not created and not _create(lock):
             self.release_stale_lock()
             state = lock_state(lock)
             if state == "stale":
@@ -251,9 +254,8 @@ class _Heartbeat:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    tmp = paths.temp_beside(path)
-    with tmp.open("w") as handle:
+    """Write `path` whole or not at all, flushed to disk (paths.replacing)."""
+    with paths.replacing(path) as tmp, tmp.open("w") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(tmp, path)

@@ -15,6 +15,8 @@ what is missing.
 from __future__ import annotations
 
 import os
+import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,8 +145,35 @@ def add_arguments(parser) -> None:
                         help=f"runs sharing one GPU (Ray fractional GPUs; default {RUNS_PER_GPU}, measured on an H100)")
 
 
+class Terminated(BaseException):
+    """The sweep was sent SIGTERM (a BaseException, like KeyboardInterrupt: no run reports it as
+    its own failure)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def main(args) -> int:
+    """Run the sweep; SIGTERM or Ctrl-C stops it with one line (exit 143 / 130), its finished runs
+    kept and its running ones resumable (their checkpoints)."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _sweep(args)
+    except (Terminated, KeyboardInterrupt) as err:
+        what = "SIGTERM" if isinstance(err, Terminated) else "an interrupt"
+        print(f"\nsweep: stopped by {what}; finished runs are kept and interrupted ones resume from their last "
+              "checkpoint when the same command runs again", file=sys.stderr)
+        return 143 if isinstance(err, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _sweep(args) -> int:
     from . import params as params_lib
+    from .fit import checkpoint_seconds
+
+    checkpoint_seconds()  # a bad $SRNETS_CHECKPOINT_SECONDS stops the sweep before any run starts
 
     if args.by == "notebooks":
         params_file = args.params

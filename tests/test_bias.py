@@ -74,3 +74,26 @@ def test_authors_predictions_missing_or_unkeyed_say_what_to_do(tmp_path):
     unkeyed = Split("train", ["a"], ["b"], [0], train.label_names)
     with pytest.raises(DataFileError, match="data.source=local"):
         bias.authors_predictions("factcheck", unkeyed, tmp_path)
+
+
+def test_a_pickle_that_would_run_code_is_refused_naming_the_file(tmp_path):
+    """The authors' QQP predictions are a pickle from someone's data folder: only numbers load."""
+    import os
+    import pickle
+
+    from srnets_lib.data.local import DataFileError
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {tmp_path / 'ran'}",)
+
+    (tmp_path / "QQP").mkdir()
+    path = tmp_path / "QQP" / "log_probs.pkl"
+    path.write_bytes(pickle.dumps({101: Payload()}))
+    train = Split("train", ["a"], ["d"], [0], ["not_duplicate", "duplicate"], ids=[101])
+    with pytest.raises(DataFileError, match=rf"{path}: not readable .*refers to (posix|os)\.system"):
+        bias.authors_predictions("paraphrase", train, tmp_path)
+    assert not (tmp_path / "ran").exists()
+    path.write_bytes(pickle.dumps([0.1, 0.9]))
+    with pytest.raises(DataFileError, match="a list, expected a dict of example ids"):
+        bias.authors_predictions("paraphrase", train, tmp_path)

@@ -254,3 +254,21 @@ def test_final_json_records_what_cpu_results_depend_on(store):
     execution = execute(full()).execution
     assert execution["threads"] == torch.get_num_threads()
     assert execution["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+
+
+def test_qqp_records_binary_f1_accuracy_and_weighted_f1_at_every_evaluation(store):
+    """The authors select QQP checkpoints on the duplicate class's F1; the paper's text reports a
+    weighted F1: every evaluation records F1 (the run's score), accuracy and weighted F1."""
+    from srnets_lib.metrics import split_metric
+
+    config = RunConfig(task="paraphrase", **{**COMMON, "data": DataConfig(train_size=64, dev_size=32, ood_size=16)})
+    result = execute(config, Request(weights=True))
+    assert result.metric == "f1" and set(result.scores) == {"dev_accuracy", "dev_weighted_f1"}
+    rows = Run(config).metrics()
+    assert rows and all({"dev", "dev_accuracy", "dev_weighted_f1"} <= set(r) for r in rows)
+    run = build_run(config, Run(config), Request())
+    Run(config).load_weights(run.model)
+    dev = run.evaluator.encoded["dev"]
+    predictions = evaluation.predict(run.model, dev, 16, 0).argmax(axis=1)
+    for metric in ("accuracy", "weighted_f1"):
+        assert result.scores[f"dev_{metric}"] == pytest.approx(split_metric(metric, run.data.dev, predictions))

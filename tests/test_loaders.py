@@ -285,3 +285,44 @@ def test_hub_drops_unlabelled_rows_and_checks_columns(fake_hub):
     assert split.text_a == ["b"] and split.labels.tolist() == [2]
     with pytest.raises(local.DataFileError, match=r"glue test: missing column\(s\) \['sentence2'\]"):
         hub._split(rows, "glue test", "t", "premise", "sentence2", ["e", "n", "c"])
+
+
+def test_a_hub_dataset_that_cannot_be_loaded_is_one_line_saying_how_to_go_local(monkeypatch):
+    import datasets
+
+    from srnets_lib.data import hub
+    from srnets_lib.data.local import DataFileError
+
+    def offline(hub_id, config):
+        raise ConnectionError(f"Couldn't reach '{hub_id}' on the Hub (LocalEntryNotFoundError)\n...40 more lines")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    with pytest.raises(DataFileError, match=r"^dataset nyu-mll/glue \(mnli\) could not be loaded from the hub "
+                                            r"\(ConnectionError: Couldn't reach .*\); offline, set data.source: local") as err:
+        hub._load_dataset(hub.GLUE, "mnli")
+    assert "\n" not in str(err.value) and err.value.__suppress_context__
+
+
+def test_files_that_are_not_utf8_are_named(tmp_path):
+    """A tsv, a jsonl, a GLUE tsv, a SQuAD json, a WikiText file and a params file with Latin-1 bytes."""
+    from srnets_lib import params
+    from srnets_lib.data import corpus, glue, squad
+
+    def latin1(name, text):
+        path = tmp_path / name
+        path.write_bytes(text.encode("latin-1"))
+        return path
+
+    tsv = latin1("heuristics_evaluation_set.txt", HANS_HEADER + "entailment\t" + "\t".join(["caf\xe9"] * 10) + "\n")
+    jsonl = latin1("fever.dev.jsonl", '{"claim": "caf\xe9", "evidence": "x", "gold_label": "SUPPORTS"}\n')
+    cola = latin1("in_domain_dev.tsv", "src\t1\t\tThe caf\xe9 opened .\n")
+    cases = [lambda: local.read_hans(tsv), lambda: local.read_fever(jsonl), lambda: glue.read_glue_tsv(cola, "cola", "dev"),
+             lambda: squad.read_squad_json(latin1("dev-v1.1.json", '{"data": [{"title": "caf\xe9"}]}'))]
+    (tmp_path / "wikitext-103").mkdir()
+    latin1("wikitext-103/wiki.train.raw", "caf\xe9\n"), latin1("wikitext-103/wiki.valid.raw", "caf\xe9\n")
+    cases.append(lambda: corpus.load_corpus(DataConfig(source="local", path=str(tmp_path))))
+    for case in cases:
+        with pytest.raises(local.DataFileError, match=rf"{tmp_path}/\S+: not UTF-8 text \(invalid .*\); save it as UTF-8"):
+            case()
+    with pytest.raises(params.ParamsError, match=rf"{tmp_path}/bad.yaml: not UTF-8 text"):
+        params.load(latin1("bad.yaml", "name: caf\xe9\n"))

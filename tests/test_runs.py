@@ -99,3 +99,48 @@ def test_two_processes_asking_for_one_run_compute_it_once(store):
     written = Run(config).file(paths.FINAL).stat().st_mtime_ns
     assert result == Run(config).result() and Run(config).file(paths.FINAL).stat().st_mtime_ns == written
     assert len(Run(config).file(paths.METRICS).read_text().splitlines()) == 3 * 96 // 8 // 4  # one training
+
+
+def test_a_corrupted_result_is_computed_again_and_shown_as_missing_meanwhile(store):
+    from srnets_lib.executors import execute
+    from srnets_lib.sections import Point, gather
+
+    config = RunConfig(task="nli", backbone="tiny", epochs=1, max_length=32, batch_size=8, eval_interval=4,
+                       data=DataConfig(train_size=32, dev_size=16, ood_size=16))
+    first = execute(config)
+    final = Run(config).file(paths.FINAL)
+    final.write_text(final.read_text()[:40])  # cut short
+    point = Point("full", "nli", 1, 0.0, config)
+    assert gather.missing([point]) == [point] and gather.frame([point]).empty
+    with pytest.raises(ValueError, match=rf"{final}: not a valid result"):
+        Run(config).result()
+    again = execute(config)  # computed again, to the same result
+    assert again.model_dump(exclude={"seconds"}) == first.model_dump(exclude={"seconds"})
+
+
+def test_a_full_disk_leaves_no_temporary_file_and_names_the_file(tmp_path, monkeypatch):
+    import errno
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "final.json"
+    with pytest.raises(OSError, match=rf"could not write {target} \(No space left on device\)"):
+        runs.atomic_write(target, "{}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_store_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """Root ignores a read-only folder, so the refusal is faked where the lock is created."""
+    from srnets_lib.__main__ import main
+
+    def refused(lock):
+        raise PermissionError(13, "Permission denied", str(lock))
+
+    monkeypatch.setattr(runs, "_create", refused)
+    monkeypatch.setenv("SRNETS_RUNS", str(tmp_path / "runs"))
+    assert main(["run", "params/toy.yaml", "task=nli", "backbone=tiny", "data.train_size=16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: [Errno 13] the run store {tmp_path / 'runs'} is not writable (Permission denied")
+    assert "set SRNETS_RUNS to a folder you can write" in err and len(err.strip().splitlines()) == 1

@@ -113,3 +113,35 @@ def test_notebook_jobs_read_the_command_line_overrides(tmp_path, monkeypatch):
     assert [(job.seed, job.sparsity) for job in seen] == [(2, 0.5)]
     resolved = params.load(seen[0].params_file)
     assert resolved.tasks_for("sec4_3") == ["paraphrase"] and resolved.run("paraphrase").lr == 0.003
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_sigterm_stops_a_sweep_with_one_line_and_a_resumable_store(store, tiny_params, executor):
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
+                             "--executor", executor], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(store.glob("*/final.json")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # the sweep's own process, as a scheduler would
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    assert "sweep: stopped by SIGTERM; finished runs are kept" in err
+    assert "core dumped" not in err and "*** " not in err  # no C++ stack dump
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # anything left behind (Ray's processes)
+    except ProcessLookupError:
+        pass
+    out = run_sweep(store, tiny_params)
+    assert out.returncode == 0 and len(finished(store)) == len(runs(tiny_params))
+
+
+@pytest.mark.parametrize("value", ["abc", "-5"])
+def test_a_bad_checkpoint_interval_stops_the_sweep_before_any_run(store, tiny_params, monkeypatch, capsys, value):
+    from srnets_lib.__main__ import main
+
+    monkeypatch.setenv("SRNETS_CHECKPOINT_SECONDS", value)
+    assert main(["sweep", NOTEBOOK, "--params", str(tiny_params), "--executor", "local"]) == 2
+    assert f"error: $SRNETS_CHECKPOINT_SECONDS='{value}': expected a number of seconds" in capsys.readouterr().err
+    assert not store.exists() or not any(store.iterdir())

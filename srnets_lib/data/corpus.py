@@ -15,8 +15,9 @@ import hashlib
 import numpy as np
 
 from .. import paths
+from . import hub
 from .encode import Encoded, split_fingerprint
-from .local import DataFileError, data_folder, required
+from .local import DataFileError, data_folder, decoded, required
 from .splits import Split, TaskData
 
 WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1")  # hub parquet: a "text" column of lines
@@ -30,23 +31,20 @@ def load_corpus(data) -> TaskData:
         train, dev = _toy_lines(data.train_size, data.data_seed, 0), _toy_lines(data.dev_size, data.data_seed, 1)
         description = f"synthetic corpus: the sentences of the three toy tasks, seed {data.data_seed}"
     elif data.source == "hub":
-        loaded = _load_dataset(*WIKITEXT)
+        loaded = hub._load_dataset(*WIKITEXT)
         train, dev = _lines(loaded["train"]["text"]), _lines(loaded["validation"]["text"])
         description = f"WikiText-103 (hub {WIKITEXT[0]}, {WIKITEXT[1]})"
     else:
         root = data_folder(data.path)
-        train, dev = (_lines(required(root / WIKITEXT_FILES[s], "WikiText-103").read_text().splitlines())
-                      for s in ("train", "dev"))
+        train, dev = (_read_lines(required(root / WIKITEXT_FILES[s], "WikiText-103")) for s in ("train", "dev"))
         description = f"WikiText-103 ({root / 'wikitext-103'})"
     return TaskData(task="corpus", label_names=[], metric="mlm_loss", train=_split("train", train),
                     dev=_split("dev", dev), description=description)
 
 
-def _load_dataset(hub_id: str, config: str):
-    """The one call to the hub for the corpus (tests replace it)."""
-    from datasets import load_dataset
-
-    return load_dataset(hub_id, config)
+def _read_lines(path) -> list[str]:
+    with decoded(path):
+        return _lines(path.read_text(encoding="utf-8").splitlines())
 
 
 def _lines(lines) -> list[str]:
@@ -92,8 +90,7 @@ def blocks(split: Split, tokenizer, max_length: int, count: int | None, tokenize
                           np.full((count, 1), tokenizer.sep_token_id)], axis=1).astype(np.int32)
     encoded = Encoded(ids.reshape(-1), np.zeros(ids.size, dtype=np.int8),
                       np.arange(count + 1, dtype=np.int64) * max_length, np.zeros(count, dtype=np.int64))
-    tmp = paths.temp_beside(path)
-    np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=encoded.offsets, labels=encoded.labels)
-    tmp.replace(path)
+    with paths.replacing(path) as tmp:
+        np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=encoded.offsets, labels=encoded.labels)
     return encoded
 

@@ -56,9 +56,8 @@ def encode(split: Split, tokenizer, max_length: int, tokenizer_id: str, cache: b
         np.concatenate([np.asarray(x, dtype=np.int8) for x in out["token_type_ids"]]),
         offsets, split.labels.copy())
     if path is not None:
-        tmp = paths.temp_beside(path)
-        np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=offsets, labels=encoded.labels)
-        tmp.replace(path)
+        with paths.replacing(path) as tmp:
+            np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=offsets, labels=encoded.labels)
     return encoded
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import hub, local
-from .local import DataFileError
+from .local import DataFileError, decoded
 from .splits import Split, TaskData
 from .tasks import spec
 
@@ -83,7 +83,7 @@ def read_glue_tsv(path: Path, task: str, name: str) -> Split:
     columns = TSV_COLUMNS[task]
     text_a, text_b, labels = [], [], []
     # utf-8-sig: MRPC's header starts with a byte-order mark in some copies
-    with path.open(newline="", encoding="utf-8-sig") as handle:
+    with decoded(path), path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None) if columns.header else None
         if columns.header and not header:

@@ -22,10 +22,17 @@ PAWS = "google-research-datasets/paws"
 
 
 def _load_dataset(hub_id: str, config: str):
-    """The one call to the hub: a DatasetDict of `hub_id`'s `config`."""
+    """The one call to the hub: a DatasetDict of `hub_id`'s `config`. Failing (offline, no such
+    dataset), a one-line error that says how to read local files instead."""
     from datasets import load_dataset
 
-    return load_dataset(hub_id, config)
+    try:
+        return load_dataset(hub_id, config)
+    except Exception as err:  # ConnectionError, DatasetNotFoundError, ... with long chained tracebacks
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DataFileError(f"dataset {hub_id} ({config}) could not be loaded from the hub ({type(err).__name__}: "
+                            f"{first}); offline, set data.source: local and put its files under data.path "
+                            "(the README lists each task's files)") from None
 
 
 def _split(dataset, where: str, name: str, a: str, b: str, labels: list[str], ids: str | None = None) -> Split:

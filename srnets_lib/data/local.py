@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from .. import paths
@@ -63,13 +64,23 @@ def required(path: Path, dataset: str) -> Path:
     return path
 
 
+@contextmanager
+def decoded(path: Path):
+    """Reading `path` as text: bytes that are not UTF-8 raise one line naming the file."""
+    try:
+        yield
+    except UnicodeDecodeError as err:
+        raise DataFileError(f"{path}: not UTF-8 text ({err.reason}: bytes {err.object[err.start:err.end]!r}); "
+                            "save it as UTF-8") from None
+
+
 def _rows_tsv(path: Path, required: list[str], short_rows: list[int] | None = None):
     """Rows of a tab-separated file with a header. Rows with fewer fields than the header
     raise, or, when `short_rows` is a list, are skipped and their line numbers appended."""
     path = Path(path)
     if not path.is_file():
         raise DataFileError(f"{path}: file not found")
-    with path.open(newline="", encoding="utf-8") as handle:
+    with decoded(path), path.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if not header:
@@ -93,7 +104,7 @@ def _rows_jsonl(path: Path, required: list[list[str]]):
     if not path.is_file():
         raise DataFileError(f"{path}: file not found")
     seen = False
-    with path.open(encoding="utf-8") as handle:
+    with decoded(path), path.open(encoding="utf-8") as handle:
         for line, text in enumerate(handle, start=1):
             if not text.strip():
                 continue

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import hub, local
 from .encode import Encoded
-from .local import DataFileError
+from .local import DataFileError, decoded
 
 SQUAD = "rajpurkar/squad"
 SQUAD_FILES = {"train": "train-v1.1.json", "dev": "dev-v1.1.json"}
@@ -68,7 +68,8 @@ def read_squad_json(path: Path) -> list[QAExample]:
         raise DataFileError(f"SQuAD v1.1: {path} not found; get it from rajpurkar.github.io/SQuAD-explorer, "
                             "or use data.source=hub")
     try:
-        articles = json.loads(path.read_text(encoding="utf-8"))["data"]
+        with decoded(path):
+            articles = json.loads(path.read_text(encoding="utf-8"))["data"]
     except json.JSONDecodeError as err:
         raise DataFileError(f"{path}, line {err.lineno}: not valid JSON ({err.msg})") from None
     except (KeyError, TypeError):

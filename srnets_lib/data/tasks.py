@@ -28,10 +28,11 @@ class TaskSpec:
 TASKS = {
     "nli": TaskSpec("nli", "MNLI", ("entailment", "neutral", "contradiction"), "accuracy", "accuracy",
                     ("hans",), "HANS train", 392_702, 30_000, 9_815, 30_000),
-    # QQP dev: binary F1 of the duplicate class (the authors' selection metric); PAWS: weighted F1
+    # QQP dev: binary F1 of the duplicate class (the authors' selection metric), accuracy and the
+    # weighted F1 the paper's text names recorded beside it at every evaluation; PAWS: weighted F1
     "paraphrase": TaskSpec("paraphrase", "QQP", ("not_duplicate", "duplicate"), "f1", "weighted_f1",
                            ("paws_qqp", "paws_wiki"), "PAWS-qqp and PAWS-wiki train",
-                           363_846, 11_988 + 49_401, 40_430, 677 + 8_000),
+                           363_846, 11_988 + 49_401, 40_430, 677 + 8_000, metrics=("f1", "accuracy", "weighted_f1")),
     "factcheck": TaskSpec("factcheck", "FEVER", ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"),
                           "accuracy", "accuracy", ("symmetric_v1", "symmetric_v2"), "Symmetric v2 dev x10",
                           242_911, 10 * 708, 16_664, 717 + 712),

@@ -255,9 +255,8 @@ def save_masks(masked: dict[str, Masked], path) -> None:
         bits = module.binary_mask().cpu().numpy()
         arrays[f"{name}|bits"] = np.packbits(bits.reshape(-1))
         arrays[f"{name}|shape"] = np.asarray(bits.shape)
-    tmp = paths.temp_beside(path)
-    np.savez_compressed(tmp, **arrays)
-    tmp.replace(path)
+    with paths.replacing(path) as tmp:
+        np.savez_compressed(tmp, **arrays)
 
 
 class MaskFileError(ValueError):

@@ -38,8 +38,16 @@ def compute(points: list[Point], params: Params, root=None, progress: bool = Tru
 
 
 def missing(points: list[Point], root=None) -> list[Point]:
-    """The points whose run has not finished (no final.json)."""
-    return [p for p in points if not Run(p.config, root).done]
+    """The points whose run has not finished (no final.json, or one that cannot be read)."""
+    return [p for p in points if _result(Run(p.config, root)) is None]
+
+
+def _result(run: Run):
+    """The run's result; None if it has none or its final.json is corrupted (a sweep recomputes it)."""
+    try:
+        return run.result() if run.done else None
+    except ValueError:
+        return None
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
@@ -48,9 +56,9 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
     rows = []
     for p in points:
         run = Run(p.config, root)
-        if not run.done:
+        final = _result(run)
+        if final is None:
             continue
-        final = run.result()
         result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
                "id": result.id, "sparsity": result.sparsity, "key": run.key, "metric": final.metric,
