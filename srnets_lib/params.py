@@ -129,6 +129,7 @@ class OtherBackbone(_Strict):
     name: str  # the page's label: "RoBERTa-base"
     backbone: str  # a hub name or a local path (models.resolve)
     sparsities: Optional[list[float]] = None  # TAMT's and IMP's; None: tamt.sparsities
+    set: dict[str, Any] = {}  # other run settings it needs (e.g. pooling: cls where the defaults pool BERT's way)
 
 
 class Tamt(_Strict):

@@ -188,6 +188,7 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
     # figure 4: another backbone's subnetworks, a figure and verdicts of their own
     other = tmp_path / "other.yaml"
     other.write_text(f"base: {tiny_params.name}\ntamt:\n  other_backbones:\n"
-                     f"    - {{name: tiny RoBERTa, backbone: {tiny_roberta(tmp_path / 'tiny-roberta')}}}\n")
+                     f"    - {{name: tiny RoBERTa, backbone: {tiny_roberta(tmp_path / 'tiny-roberta')}, "
+                     "set: {pooling: cls}}\n")
     outputs, text = run("tamt_transfer", compute=True, params_file=str(other))
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 2 and "tiny RoBERTa" in text

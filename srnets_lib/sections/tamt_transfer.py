@@ -60,7 +60,8 @@ class Transfer(Section):
         asked = list(sparsities) != list(tamt.sparsities)
         points = self.of_backbone(recipes, tasks, seeds, sparsities, asked)
         for other in tamt.other_backbones:
-            theirs = Recipes(recipes.p.model_copy(update={"forced": {**recipes.p.forced, "backbone": other.backbone}}))
+            forced = {**recipes.p.forced, "backbone": other.backbone, **other.set}
+            theirs = Recipes(recipes.p.model_copy(update={"forced": forced}))
             own = sparsities if asked or other.sparsities is None else other.sparsities
             points += self.of_backbone(theirs, tasks, seeds, own, asked, other.name)
         return points
