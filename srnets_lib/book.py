@@ -59,7 +59,7 @@ def _number(parameter: str, value) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"parameter {parameter}={value!r}: expected a number in (0, 1), e.g. -p {parameter} 0.7") from None
+        number = float("nan")
     if not 0.0 < number < 1.0:
         raise ValueError(f"parameter {parameter}={value!r}: expected a number in (0, 1), e.g. -p {parameter} 0.7")
     return number

@@ -175,6 +175,7 @@ class RayExecutor:
             waits = [refs[d] for d in graph.dependencies(node) if d in refs]
             refs[node.key] = remote.remote(node.config.model_dump_json(), node.request.to_json(), str(root), *waits)
             pending_refs[refs[node.key]] = node
+
         def check():
             if stopping.is_set():
                 caller(signal.SIGTERM, None)

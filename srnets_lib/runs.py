@@ -212,7 +212,7 @@ def _holder(lock: Path) -> str:
 
 
 def lock_state(lock: Path) -> str:
-    """'gone'; 'dead' (a process of this host that no longer runs, or an unreadable lock);
+    """'gone'; 'dead' (a process of this host that no longer runs, or a lock unreadable for 10 s);
     'alive' (a running process of this host, or another host's lock with a recent heartbeat);
     'stale' (another host's lock with no heartbeat for STALE_SECONDS)."""
     try:
@@ -220,8 +220,8 @@ def lock_state(lock: Path) -> str:
     except FileNotFoundError:
         return "gone"
     host, _, pid = text.rpartition(":")
-    if not host or not pid.isdigit():
-        return "dead"
+    if not host or not pid.isdigit():  # being written (just created), or garbage
+        return "alive" if time.time() - touched < 10 else "dead"
     if host != socket.gethostname():
         return "alive" if time.time() - touched < STALE_SECONDS else "stale"
     try:
