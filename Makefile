@@ -22,7 +22,7 @@ test: export HF_HUB_OFFLINE = 1
 test: export TRANSFORMERS_OFFLINE = 1
 test: export HF_DATASETS_OFFLINE = 1
 
-.PHONY: book book-full test bench clean-book
+.PHONY: book book-full browser test bench clean-book
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,16 @@ book: $(STAMP)
 # the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; the README gives its time)
 book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
+
+# Debian's chromium and chromedriver for make book's browser check (a system install: root, or
+# sudo without a password; make book itself installs nothing and skips the check without them)
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then \
+	  echo "chromium and chromedriver are installed"; \
+	else \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo "sudo -n"); \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	fi
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

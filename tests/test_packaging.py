@@ -52,3 +52,17 @@ def test_make_book_passes_one_output_folder_to_each_step():
         assert check[check.index("--html") + 1] == f"{out}/_build/html"
         assert check[check.index("--screenshot") + 1] == f"{out}/_build/screenshots"
         assert check[-2:] == ["--screenshot", f"{out}/_build/screenshots"]
+
+
+def test_the_browser_check_installs_nothing_and_says_how_to_get_a_browser(tmp_path, monkeypatch, capsys):
+    """make book needs no root: without chromium the check skips with one line (make browser, or
+    apt-get, installs it; .ci/run does)."""
+    from srnets_lib import browser_check
+
+    (tmp_path / "index.html").write_text("<html></html>")
+    monkeypatch.setattr(browser_check.shutil, "which", lambda name: None)
+    monkeypatch.setattr(browser_check.Path, "exists", lambda self: False)
+    assert browser_check.main(["--html", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("browser_check: skipped: no chromium and chromedriver on this machine")
+    assert "apt-get install chromium chromium-driver (or: make browser)" in err and len(err.splitlines()) == 1
