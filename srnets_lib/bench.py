@@ -28,6 +28,10 @@ mask-training steps/s of N processes sharing the device. On CUDA the record carr
 `gpu_estimate` (BERT-base compiled mask steps/s at mnli-like lengths, evaluation examples/s,
 sharing speed-ups) that `python -m srnets_lib plan` turns into GPU-hours.
 
+Each row says which path ran: a compiled variant whose compiling, CUDA-graph capture or compiled
+backward fails is measured eagerly from there, with a warning, and reads "eager (compiling failed:
+...)" (the training loop falls back the same way); `plan` takes only rows that ran compiled.
+
 Memory: CUDA peak allocated; on CPU the peak resident-set growth from the first step on,
 sampled every 2 ms (unreliable for short steps). Model FLOPs count the real tokens only:
 6 * matmul parameters * tokens + attention; MFU compares them with a measured bf16 matmul peak.
@@ -209,8 +213,15 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
         width = args.max_length if padded else (
             step.bucket(int(encoded.lengths[index].max()), args.max_length) if compiled else None)
         inputs = runtime.model_inputs(collate(encoded, index, 0, width))
-        loss = forward({"inputs": inputs, "labels": torch.from_numpy(encoded.labels[index]).to(runtime.device())})
-        update(loss)
+        batch = {"inputs": inputs, "labels": torch.from_numpy(encoded.labels[index]).to(runtime.device())}
+        try:
+            loss = forward(batch)
+            update(loss)
+        except Exception as err:  # the compiled step failed: measured eagerly from here, and said so
+            if not (isinstance(forward, step.ForwardLoss) and forward.fall_back(err, f"bench {variant}")):
+                raise
+            loss = forward(batch)
+            update(loss)
         return loss
 
     times, tokens, lengths = [], 0, []
@@ -238,7 +249,13 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
             "s_per_step": seconds, "examples_per_s": args.batch_size / seconds,
             "tokens_per_s": tokens / args.steps / seconds,
             "padded_tokens_per_step": args.batch_size * args.max_length if padded else None,
-            "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12, "total_s": total}
+            "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12, "total_s": total,
+            "path": path(compiled, getattr(forward, "fallback", None))}
+
+
+def path(compiled: bool, fallback: str | None) -> str:
+    """Which path a measurement ran: compiled, eager, or eager after compiling failed (and why)."""
+    return "eager" if not compiled else ("compiled" if fallback is None else f"eager (compiling failed: {fallback})")
 
 
 @torch.inference_mode()
@@ -253,7 +270,13 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
                      encoded.labels[: args.eval_examples])
     pad_to = args.max_length if padding == "max" else None
     lengths = subset.lengths
-    predict(model, subset, args.eval_batch_size, 0, precision, forward, args.max_length, pad_to)  # warm-up
+    fallback = None
+    try:  # warm-up (and compiling)
+        predict(model, subset, args.eval_batch_size, 0, precision, forward, args.max_length, pad_to)
+    except Exception as err:
+        if forward is None:
+            raise
+        forward, fallback = None, runtime.fallback_warning(err, f"bench {variant} evaluation")
     _sync()
     start = time.perf_counter()
     for _ in range(args.steps):
@@ -265,7 +288,7 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     return {"model": model_name, "workload": "eval", "variant": variant, "lengths": args.lengths,
             "s_per_step": seconds / batches, "examples_per_s": len(subset) / seconds,
             "tokens_per_s": float(subset.lengths.sum()) / seconds, "padded_tokens_per_step": None,
-            "peak_mem_mb": None, "model_tflops": flops / seconds / 1e12}
+            "peak_mem_mb": None, "model_tflops": flops / seconds / 1e12, "path": path(compiled, fallback)}
 
 
 def _shared_worker(model_name, variant, encoded, args, barrier, queue):
@@ -314,7 +337,7 @@ def gpu_estimate(rows: list[dict], env: dict, shared: dict | None) -> dict | Non
     """What `plan` needs from a GPU run: BERT-base compiled mask steps/s at mnli-like lengths."""
     def rate(workload, key):
         found = [r for r in rows if r["model"] == "bert-base" and r["workload"] == workload
-                 and r["variant"] == "compiled" and r["lengths"] == "mnli-like"]
+                 and r["variant"] == "compiled" and r["path"] == "compiled" and r["lengths"] == "mnli-like"]
         return found[-1][key] if found else None
 
     steps, evals = rate("mask", "s_per_step"), rate("eval", "examples_per_s")
@@ -351,7 +374,7 @@ def main(argv=None) -> int:
           f"torch {env['torch']}; matmul peak {peak / 1e12:.2f} TFLOP/s")
     rows, shared = [], None
     print(f"{'model':10} {'workload':9} {'variant':13} {'s/step':>8} {'ex/s':>8} {'tok/s':>9} "
-          f"{'mem MB':>8} {'TFLOP/s':>8} {'MFU':>6} {'vs ref':>7}")
+          f"{'mem MB':>8} {'TFLOP/s':>8} {'MFU':>6} {'vs ref':>7}  path")
     for model_name in args.models:
         lengths = args.lengths or ("mnli-like" if model_name == "bert-base" else "synthetic")
         margs = argparse.Namespace(**{**vars(args), "lengths": lengths})
@@ -370,7 +393,8 @@ def main(argv=None) -> int:
                 mfu = "-" if row["mfu"] is None else f"{100 * row['mfu']:.1f}%"
                 print(f"{model_name:10} {workload:9} {variant:13} {row['s_per_step']:8.4f} "
                       f"{row['examples_per_s']:8.1f} {row['tokens_per_s']:9.0f} {mem:>8} "
-                      f"{row['model_tflops']:8.3f} {mfu:>6} {row['speedup_vs_reference']:6.2f}x", flush=True)
+                      f"{row['model_tflops']:8.3f} {mfu:>6} {row['speedup_vs_reference']:6.2f}x  {row['path']}",
+                      flush=True)
         if args.sharing:
             shared = sharing(model_name, "compiled" if cuda else "ours", encoded, margs, args.sharing)
     record = {"environment": env, "args": {k: v for k, v in vars(args).items()}, "rows": rows,

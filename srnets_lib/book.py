@@ -5,6 +5,7 @@ verdicts."""
 
 from __future__ import annotations
 
+import ast
 import os
 from collections import Counter
 from dataclasses import replace
@@ -28,6 +29,7 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
     params/toy.yaml. seeds, tasks None: the section's (params.seeds_for / tasks_for); a string is
     read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
     None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
+    _check_injected_parameters()
     params = params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS))
     sparsities = None if sparsity is None else [_number("sparsity", sparsity)]
     seeds = _listed(seeds)
@@ -43,6 +45,30 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
     if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
         raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
     return page
+
+
+def _check_injected_parameters() -> None:
+    """papermill only warns about a parameter the notebook does not declare, and the run goes on
+    without it: refuse it here. Its injected cell ("# Parameters") directly follows the
+    notebook's parameters cell in the kernel's input history."""
+    try:
+        history = get_ipython().user_ns.get("In", [])  # noqa: F821 (defined inside IPython)
+    except NameError:  # a plain Python caller
+        return
+    for before, cell in zip(history, history[1:]):
+        if cell.lstrip().startswith("# Parameters"):
+            unknown = sorted(_assigned(cell) - _assigned(before))
+            if unknown:
+                raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)} (papermill -p): this "
+                                 f"notebook accepts {', '.join(sorted(_assigned(before)))}")
+
+
+def _assigned(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
 
 
 def _listed(value) -> list | None:

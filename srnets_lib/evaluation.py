@@ -45,6 +45,7 @@ class Evaluator:
                  max_length: int, forward=None):
         self.data, self.encoded, self.batch_size, self.pad_id = data, encoded, batch_size, pad_id
         self.precision, self.max_length, self.forward = precision, max_length, forward
+        self.fallback: str | None = None  # why the compiled forward was given up, if it was
         self.also = [m for m in spec(data.task).metrics if m != data.metric]
 
     @property
@@ -58,14 +59,27 @@ class Evaluator:
         for name, split in self.data.eval_splits.items():
             if splits is not None and name not in splits:
                 continue
-            probs = predict(model, self.encoded[name], self.batch_size, self.pad_id, self.precision,
-                            self.forward, self.max_length)
+            probs = self._predict(model, name)
             predictions = probs[:, 0] if probs.shape[1] == 1 else probs.argmax(axis=1)  # a score, or a class
             scores[name] = split_metric(self.data.metric_of(name), split, predictions)
             if name == "dev":  # the task's other recorded metrics (MRPC: accuracy and F1; STS-B: Spearman)
                 scores.update({f"dev_{m}": split_metric(m, split, predictions) for m in self.also})
         model.train()
         return scores
+
+
+    def _predict(self, model, name: str) -> np.ndarray:
+        """predict() on one split; compiled, unless compiling failed (then eagerly, with a warning)."""
+        try:
+            return predict(model, self.encoded[name], self.batch_size, self.pad_id, self.precision,
+                           self.forward, self.max_length)
+        except Exception as err:
+            if self.forward is None:
+                raise
+            self.forward = None
+            self.fallback = runtime.fallback_warning(err, "the compiled evaluation", stacklevel=3)
+            return predict(model, self.encoded[name], self.batch_size, self.pad_id, self.precision,
+                           None, self.max_length)
 
 
 class Selection:

@@ -70,8 +70,7 @@ def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult
         run.method.before_step(model, at)
         if at in schedule.restarts:
             loop.optimization = run.optimization(at)
-        loss = run.forward(batch)
-        loop.optimization.step(loss)
+        loss = train_step(run, loop.optimization, batch)
         losses.add(at, loss)
         done = at + 1
         bar.update(1)
@@ -90,6 +89,29 @@ def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult
     if schedule.steps == 0:  # nothing trains (one-shot masks): evaluated once
         loop.evaluate(0, None)
     return loop.finish(time.time() - started)
+
+
+def train_step(run: TrainingRun, optimization: step.Optimization, batch: dict) -> torch.Tensor:
+    """One optimisation step. A compiled step that fails (compiling, capturing a CUDA graph, or
+    its backward) is redone eagerly and the run goes on eagerly (step.ForwardLoss.fall_back)."""
+    try:
+        loss = run.forward(batch)
+        optimization.step(loss)
+    except Exception as err:
+        fall_back = getattr(run.forward, "fall_back", None)
+        if fall_back is None or not fall_back(err, run.store.key):
+            raise
+        loss = run.forward(batch)
+        optimization.step(loss)
+    return loss
+
+
+def execution(run: TrainingRun) -> dict:
+    """What final.json records of how the run executed, with any compiled path given up."""
+    fallbacks = {part: reason for part, reason in (("training", getattr(run.forward, "fallback", None)),
+                                                   ("evaluation", getattr(run.evaluator, "fallback", None)))
+                 if reason}
+    return {**runtime.describe(), **({"compile_fallback": fallbacks} if fallbacks else {})}
 
 
 class Loop:
@@ -183,7 +205,7 @@ class Loop:
             ood={k: row[k] for k in run.evaluator.ood}, levels={k: LevelResult(**v) for k, v in self.levels.items()},
             scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.ood)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
-            execution=runtime.describe(), ood_every=self.request.ood_every,
+            execution=execution(run), ood_every=self.request.ood_every,
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights)
         store.finish(result)
         return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import torch
 
@@ -55,6 +56,17 @@ def compile(fn):
         onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "").lower()
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = f"{default}-{isa}" + (f"-onednn-{onednn}" if onednn else "")
     return torch.compile(fn, dynamic=False, mode="reduce-overhead" if device().type == "cuda" else None)
+
+
+def fallback_warning(err: Exception, what: str, stacklevel: int = 2) -> str:
+    """Warn once that `what` failed compiled and goes on eagerly; return the reason recorded in
+    final.json (`execution.compile_fallback`)."""
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    reason = f"{type(err).__name__}: {first}"
+    warnings.warn(f"{what} failed under torch.compile ({reason}); it goes on eagerly, as with "
+                  "SRNETS_COMPILE=off (slower, the same computation up to float noise)", RuntimeWarning,
+                  stacklevel=stacklevel + 1)
+    return reason
 
 
 def describe() -> dict:

@@ -14,6 +14,7 @@ nothing is recompiled after the first steps of each bucket.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -28,15 +29,26 @@ def bucket(length: int, max_length: int) -> int:
 
 
 class ForwardLoss:
-    """loss = L(f(x), y, bias, teacher): eager, or compiled when `compiled`."""
+    """loss = L(f(x), y, bias, teacher): eager, or compiled when `compiled`. The compiled path
+    never ran on a GPU before it shipped: if compiling, capturing a CUDA graph or the compiled
+    backward fails, `fall_back` switches this run to eager with one warning (fit.train_step)."""
 
     def __init__(self, model, loss: str, precision: str, compiled: bool):
         self.model, self.loss_fn, self.precision = model, losses.LOSSES[loss], precision
         self.compiled = compiled
+        self.fallback: str | None = None  # why the compiled path was given up, if it was
         self.device_type = runtime.device().type  # not asked inside the traced function
         self._compiled_fn = None
         if compiled:
             self._compiled_fn = runtime.compile(self.eager)
+
+    def fall_back(self, err: Exception, run: str) -> bool:
+        """After `err` in a compiled step: go on eagerly (True), or False if already eager."""
+        if self._compiled_fn is None:
+            return False
+        self._compiled_fn, self.compiled = None, False
+        self.fallback = runtime.fallback_warning(err, f"run {run}: the compiled training step", stacklevel=3)
+        return True
 
     def eager(self, inputs: dict, labels, bias_probs=None, teacher_probs=None) -> torch.Tensor:
         with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
@@ -71,6 +83,7 @@ class Optimization:
         self.max_grad_norm, self.clip = max_grad_norm, clip
 
     def step(self, loss: torch.Tensor) -> None:
+        """One update from `loss`; if its backward fails, nothing was updated (a retry is clean)."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.max_grad_norm is not None:

@@ -249,6 +249,19 @@ def test_papermill_runs_a_notebook_point(store, tmp_path, tiny_params):
     assert any("text/html" in o.get("data", {}) for o in outputs)
 
 
+def test_papermill_refuses_a_parameter_the_notebook_does_not_declare(store, tmp_path, tiny_params):
+    """papermill itself only warns (and the page would silently run all sparsities): refused,
+    with the parameter's name and the notebook's own parameters, before anything runs."""
+    import papermill
+
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook("book/sec5_1.ipynb", str(tmp_path / "out.ipynb"), cwd=str(paths.PROJECT_ROOT),
+                                   progress_bar=False, parameters={"params_file": str(tiny_params), "sparsity": 0.7})
+    assert "unknown notebook parameter(s) sparsity" in str(err.value)
+    assert "accepts compute, params_file, seeds, tasks" in str(err.value)
+    assert not list(store.glob("**/final.json"))  # nothing computed
+
+
 def test_final_json_records_what_cpu_results_depend_on(store):
     """CPU float results depend on the instruction set and the thread count (README): recorded."""
     execution = execute(full()).execution

@@ -123,3 +123,70 @@ def test_non_finite_loss_names_the_step_and_value():
         log.add(at, torch.tensor(value))
     with pytest.raises(step.NonFiniteLoss, match=r"nli-finetune-std-x.*became nan at step 3"):
         log.check()
+
+
+class _FailsInBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, loss):
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("CUDA graph capture failed in the backward (a fake)")
+
+
+def _broken_compile(fn):
+    """What a compiled path that cannot run looks like: the training step's backward fails (after
+    a forward that worked), the evaluation forward fails at once."""
+    def call(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, torch.Tensor):  # the step's loss
+            return _FailsInBackward.apply(out)
+        raise RuntimeError("inductor could not compile the evaluation forward (a fake)")
+    return call
+
+
+def test_a_compiled_path_that_fails_goes_on_eagerly_with_one_warning(store, monkeypatch):
+    """The compiled step and evaluation never ran on a GPU before they shipped: when compiling,
+    capture or the compiled backward fails, the run warns once per part, goes on eagerly to the
+    end, and final.json says why."""
+    import warnings
+
+    from srnets_lib.config import RunConfig
+    from srnets_lib.executors import execute
+
+    config = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32),
+                       epochs=1, batch_size=32, eval_interval=1, max_length=48)
+    eager = execute(config, root=store / "eager")
+    monkeypatch.setenv("SRNETS_COMPILE", "on")
+    monkeypatch.setattr(runtime, "compile", _broken_compile)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = execute(config, root=store / "compiled")
+    said = [str(w.message) for w in caught if "goes on eagerly" in str(w.message)]
+    assert len(said) == 2 and "training step" in said[0] and "evaluation" in said[1], said
+    fallback = result.execution["compile_fallback"]
+    assert "in the backward (a fake)" in fallback["training"] and "evaluation forward" in fallback["evaluation"]
+    # every step and evaluation ran (batches stay padded to the compiled buckets, so dropout draws
+    # differ from the eager run's: the scores are not compared)
+    assert (result.steps_run, result.evaluations, set(result.ood)) == (eager.steps_run, eager.evaluations, set(eager.ood))
+    assert "compile_fallback" not in eager.execution
+
+
+def test_bench_says_which_path_ran(monkeypatch):
+    """bench's compiled variant, when compiling fails, is measured eagerly and labelled so (and
+    `plan` never takes its rate for a compiled one)."""
+    import argparse
+
+    from srnets_lib import bench
+
+    monkeypatch.setattr(runtime, "compile", _broken_compile)
+    encoded = bench.encoded_lengths("synthetic", 48)
+    args = argparse.Namespace(batch_size=8, max_length=48, warmup=1, steps=2, lengths="synthetic",
+                              eval_examples=32, eval_batch_size=16)
+    with pytest.warns(RuntimeWarning, match="goes on eagerly"):
+        row = bench.measure("tiny", "finetune", "compiled", encoded, args)
+    assert row["path"].startswith("eager (compiling failed: RuntimeError: CUDA graph capture failed")
+    assert bench.measure("tiny", "finetune", "ours", encoded, args)["path"] == "eager"
+    with pytest.warns(RuntimeWarning, match="goes on eagerly"):
+        assert bench.measure("tiny", "eval", "compiled", encoded, args)["path"].startswith("eager (compiling failed")
