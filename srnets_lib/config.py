@@ -128,6 +128,9 @@ class RunConfig(_Frozen):
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
+    # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
+    # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
+    select_metric: Optional[str] = None
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
@@ -149,6 +152,13 @@ class RunConfig(_Frozen):
                              f"{', '.join(PRETRAINING_LOSSES)}, a task with {', '.join(LOSSES)}")
         if self.task in SPAN_TASKS and self.loss != "std":
             raise ValueError(f"task {self.task} trains a span head on the span loss (qa.py): loss must be std")
+        if self.select_metric is not None and not corpus:
+            from .data.tasks import spec  # (data imports this module)
+
+            recorded = spec(self.task).metrics or (spec(self.task).metric,)
+            if self.select_metric not in recorded:
+                raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
+                                 f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()

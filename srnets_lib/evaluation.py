@@ -82,18 +82,25 @@ class Evaluator:
                            None, self.max_length)
 
 
+def selection_score(config, data) -> str:
+    """The evaluation row's field checkpoints are selected on: `dev` (the task's metric), or the
+    dev score of `config.select_metric` (another metric the task records: RunConfig checks)."""
+    chosen = config.select_metric
+    return "dev" if chosen is None or chosen == data.metric else f"dev_{chosen}"
+
+
 class Selection:
-    """The best checkpoint so far on the ID dev score among the selectable ones (the first of
-    equals), kept as a copy of what differs between checkpoints: the trained tensors and the
+    """The best checkpoint so far on the ID dev score (`score`: the task's metric unless the run
+    selects on another) among the selectable ones (the first of equals), kept as a copy of what differs between checkpoints: the trained tensors and the
     masks in force (mask buffers and thresholds)."""
 
-    def __init__(self, trainable: list[str], selectable: frozenset[int]):
-        self.trainable, self.selectable = trainable, selectable
+    def __init__(self, trainable: list[str], selectable: frozenset[int], score: str = "dev"):
+        self.trainable, self.selectable, self.score = trainable, selectable, score
         self.row: dict | None = None
         self.snapshot: dict[str, torch.Tensor] | None = None
 
     def consider(self, row: dict, model) -> None:
-        if row["step"] in self.selectable and (self.row is None or row["dev"] > self.row["dev"]):
+        if row["step"] in self.selectable and (self.row is None or row[self.score] > self.row[self.score]):
             self.row, self.snapshot = row, self._snapshot(model)
 
     def _snapshot(self, model) -> dict[str, torch.Tensor]:

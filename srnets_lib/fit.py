@@ -20,7 +20,7 @@ from . import models, pruning, runtime, step
 from .build import TrainingRun, build_run
 from .config import RunConfig
 from .data import current_fingerprints
-from .evaluation import Selection
+from .evaluation import Selection, selection_score
 from .request import Request
 from .result import LevelResult, RunResult
 from .runs import Run
@@ -123,7 +123,8 @@ class Loop:
         self.optimization: step.Optimization | None = None
         self.history: list[dict] = []
         self.levels: dict[str, dict] = {}
-        self.selection = Selection(list(run.trainable), run.schedule.selectable)
+        self.selection = Selection(list(run.trainable), run.schedule.selectable,
+                                   selection_score(run.config, run.data))
         self.every = checkpoint_seconds()
         self._last_checkpoint, self._checkpoint_cost = time.time(), 0.0
 

@@ -262,6 +262,20 @@ def test_papermill_refuses_a_parameter_the_notebook_does_not_declare(store, tmp_
     assert not list(store.glob("**/final.json"))  # nothing computed
 
 
+def test_select_metric_picks_the_checkpoint_on_another_recorded_metric(store):
+    """select_metric=accuracy on QQP (the authors' 5.1 scripts as they ran): the selected
+    checkpoint is the best dev accuracy (first of equals); the reported ID stays the task's F1."""
+    config = RunConfig(task="paraphrase", select_metric="accuracy", **{**COMMON, "epochs": 3, "eval_interval": 2,
+                       "data": DataConfig(train_size=64, dev_size=32, ood_size=16)})
+    result = execute(config)
+    rows = Run(config).metrics()
+    best = max(rows, key=lambda r: (r["dev_accuracy"], -r["step"]))
+    assert result.selected_step == best["step"] and result.id == best["dev"] and len(rows) >= 3
+    with pytest.raises(ValueError, match="select_metric='matthews' is not recorded for task paraphrase; "
+                                         "accepted: f1, accuracy, weighted_f1"):
+        RunConfig(**{**config.model_dump(), "select_metric": "matthews"})
+
+
 def test_final_json_records_what_cpu_results_depend_on(store):
     """CPU float results depend on the instruction set and the thread count (README): recorded."""
     execution = execute(full()).execution

@@ -122,10 +122,17 @@ def test_ood_runs_as_scripts_ood(R):
 
 
 def test_timing_and_gradual_sections_as_scripts(R):
-    points = sections.points("sec5_1", R.p, tasks=["factcheck"], seeds=[1])  # mask_on_checkpoints/*.sh: 0.7 on every task
+    points = sections.points("sec5_1", R.p, tasks=["factcheck"], seeds=[1])
     assert [p.config.init_step for p in points] == [None, 5000, 10000, 15000, 20000, None]
-    assert {p.config.sparsity for p in points} == {0.7}
-    assert points[-1].config == R.prune_ft("factcheck", "mask", "poe", 0.7, 1)  # "ft to end" = 4.2's run
+    assert {p.config.sparsity for p in points} == {0.9}  # appendix figure 3's caption (the scripts: 0.7)
+    assert points[-1].config == R.prune_ft("factcheck", "mask", "poe", 0.9, 1)  # "ft to end" = 4.2's run
+    scripts = Recipes(R.p.model_copy(update={"sections": R.p.sections.model_copy(update={"sec5_1_sparsity": 0.7})}))
+    assert {p.config.sparsity for p in sections.points("sec5_1", scripts.p, tasks=["factcheck"], seeds=[1])} == {0.7}
+    # QQP's mask_on_checkpoints scripts misspell --best_metric and --global_grad_clip: as they ran,
+    # accuracy and global clipping; the "ft to end" run is 4.2's (plm_std_ft/poe/qqp/0.7.sh: F1, per parameter)
+    qqp = sections.points("sec5_1", R.p, tasks=["paraphrase"], seeds=[1])
+    assert {(p.config.select_metric, p.config.grad_clip) for p in qqp if p.config.init_step} == {("accuracy", "global")}
+    assert (qqp[-1].config.select_metric, qqp[-1].config.grad_clip) == (None, "per_parameter")
     gradual = R.gradual("paraphrase", 0.7, 0.9, 1, epochs=7)  # .../poe/qqp/gradual_sparsity_increase/0.9.sh
     assert (gradual.mask_init, gradual.schedule, gradual.sparsity_init, gradual.ramp_end) == ("soft", "cubic", 0.7, 1.0)
     assert gradual.select_at_target is False

@@ -67,9 +67,9 @@ class WhenToStart(Section):
 
     def points(self, recipes, tasks, seeds, sparsities):
         points = []
-        s = recipes.p.sections.sec5_1_sparsity
         curves = recipes.p.execution.request(ood_every=True)  # figure 7's curves read OOD at every evaluation
         for task in tasks:
+            s = recipes.p.sections.sec5_1_sparsity_of(task)
             for seed in seeds:
                 end = plan.schedule(recipes.full(task, "std", seed)).steps
                 points.append(Point("ft step=0", task, seed, 0, recipes.prune_pt(task, "mask", "poe", s, seed),
