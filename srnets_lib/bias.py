@@ -184,10 +184,13 @@ def authors_predictions(task: str, train: Split, folder: str | Path | None) -> t
     from .data.local import DataFileError, data_folder
 
     name, columns = AUTHORS_FILES[task]
-    path = data_folder(folder or "data/bias_model_preds") / name
+    # unset: data/bias_model_preds, else bias_model_preds/ beside data/ (where their repository has it)
+    looked = [data_folder(f) / name for f in ([folder] if folder else ["data/bias_model_preds", "bias_model_preds"])]
+    path = next((p for p in looked if p.is_file()), looked[0])
     if not path.is_file():
-        raise DataFileError(f"authors' bias predictions: {path} not found; get it from {AUTHORS_SOURCE}, "
-                            "or set bias_model=ours (our out-of-fold bias model)")
+        also = "".join(f" (nor {p})" for p in looked[1:])
+        raise DataFileError(f"authors' bias predictions: {looked[0]} not found{also}; get it from "
+                            f"{AUTHORS_SOURCE}, or set bias_model=ours (our out-of-fold bias model)")
     if train.ids is None:
         raise DataFileError(f"authors' bias predictions ({path}) are keyed by example id, and this {task} "
                             "training data has none: read it from the original files (data.source=local)")

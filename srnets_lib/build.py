@@ -58,6 +58,7 @@ class Parts:
 
 
 def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
+    runtime.use_precision(config.precision)
     data = load_task(config.task, config.data)
     fingerprint = fingerprints(data)
     tokenizer = models.load_tokenizer(config.backbone)

@@ -94,7 +94,9 @@ class RunConfig(_Frozen):
     train_embeddings: bool = True
     # bf16: forward passes under torch.autocast (weights and optimiser state stay fp32); pays on
     # GPUs and on CPUs with native bf16 (AVX512-BF16/AMX). See `python -m srnets_lib.bench`.
-    precision: Literal["fp32", "bf16"] = "fp32"
+    # tf32: fp32 everywhere, but CUDA matmuls and convolutions in TF32 (Ampere and newer: 10-bit
+    # mantissa products, fp32 accumulation); on a CPU it computes fp32, with a warning
+    precision: Literal["fp32", "bf16", "tf32"] = "fp32"
     # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), 1.25-1.5x
     # per padded step (make bench); torch: torch's own dropout (the authors'). Same on CUDA.
     dropout_rng: Literal["torch", "fast"] = "torch"

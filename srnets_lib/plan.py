@@ -105,11 +105,13 @@ class PlannedRun:
     def evaluations(self) -> int:
         return len(self.schedule.evaluated(self.request.ood_every))
 
-    def evaluated_rows(self) -> int:
+    def evaluated_rows(self, ood_every: bool | None = None) -> int:
         """Examples the run evaluates: the dev set at each evaluation, the OOD sets as often as
-        the schedule scores them."""
+        the schedule scores them; as requested, or with `ood_every` (True: the authors' way,
+        every OOD set at every evaluation)."""
+        every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
         dev, ood = eval_rows(self.config)
-        return self.evaluations * dev + self.schedule.ood_evaluations(self.request.ood_every) * ood
+        return len(self.schedule.evaluated(every)) * dev + self.schedule.ood_evaluations(every) * ood
 
 
 def plan(sections: dict[str, list], graph) -> list[PlannedRun]:
@@ -157,7 +159,7 @@ def load_throughput(path: Path | None = None) -> dict | None:
 
 
 def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_per_second: float,
-              runs_per_gpu_speedup: float = 1.0) -> float:
+              runs_per_gpu_speedup: float = 1.0, ood_every: bool | None = None) -> float:
     """Hours on one GPU: each run's steps at `steps_per_second` (measured on BERT-base at batch 32
     and length 128, scaled by the backbone's Transformer-matrix size and by the tokens a step
     reads, batch x max_length: an assumption, attention's quadratic term aside) plus its
@@ -167,7 +169,7 @@ def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_
     for p in planned:
         scale = (parameters(p.config.backbone, p.config.num_layers)[1] / reference
                  * p.config.batch_size * p.config.max_length / (32 * 128))
-        seconds += scale * (p.steps / steps_per_second + p.evaluated_rows() / eval_examples_per_second)
+        seconds += scale * (p.steps / steps_per_second + p.evaluated_rows(ood_every) / eval_examples_per_second)
     return seconds / 3600 / runs_per_gpu_speedup
 
 
@@ -185,6 +187,10 @@ def _describe(p: PlannedRun) -> list[str]:
     extra = "+ood" if c.data.ood_train else ""
     return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
             c.backbone if c.backbone != REFERENCE else ""]
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e8 else f"{n:,}"
 
 
 def report(planned: list[PlannedRun], steps_per_second: float | None = None,
@@ -209,11 +215,15 @@ def report(planned: list[PlannedRun], steps_per_second: float | None = None,
     disk = disk_bytes(planned)
     lines.append("disk: " + ", ".join(f"{k} {v / 1e9:.1f} GB" for k, v in disk.items())
                  + f"; total {sum(disk.values()) / 1e9:.1f} GB (plus one resume checkpoint per running run)")
+    evaluated, every = (sum(p.evaluated_rows(mode) for p in planned) for mode in (None, True))
+    lines.append(f"evaluation: {_count(evaluated)} examples evaluated as requested (execution.eval_ood), "
+                 f"{_count(every)} with every OOD set at every evaluation (eval_ood: every, the authors')")
     if steps_per_second:
-        hours = gpu_hours(planned, steps_per_second, eval_examples_per_second, runs_per_gpu_speedup)
-        lines.append(f"estimated GPU-hours: {hours:.1f} at {steps_per_second:g} BERT-base steps/s, "
-                     f"{eval_examples_per_second:g} evaluation examples/s, x{runs_per_gpu_speedup:g} from "
-                     f"runs sharing a GPU ({source})")
+        hours, hours_every = (gpu_hours(planned, steps_per_second, eval_examples_per_second, runs_per_gpu_speedup,
+                                        mode) for mode in (None, True))
+        lines.append(f"estimated GPU-hours: {hours:.1f} as requested, {hours_every:.1f} with eval_ood: every; at "
+                     f"{steps_per_second:g} BERT-base steps/s, {eval_examples_per_second:g} evaluation examples/s, "
+                     f"x{runs_per_gpu_speedup:g} from runs sharing a GPU ({source})")
     else:
         lines.append("estimated GPU-hours: no GPU throughput measured (run `python -m srnets_lib.bench` on the "
                      "GPU, or pass --steps-per-second)")

@@ -17,6 +17,17 @@ def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def use_precision(precision: str) -> None:
+    """Set what a run's precision asks of the process before it computes (runs in one process
+    run one after another): TF32 matmuls on CUDA for `tf32`, off otherwise."""
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    if tf32 and device().type != "cuda":
+        warnings.warn("precision tf32 applies to CUDA matmuls only: on this CPU the run computes in fp32",
+                      RuntimeWarning, stacklevel=2)
+
+
 def autocast(precision: str):
     """bf16 autocast for forward passes (RunConfig.precision); fp32 is a no-op context."""
     return torch.autocast(device().type, dtype=torch.bfloat16, enabled=precision == "bf16")

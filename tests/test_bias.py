@@ -76,6 +76,23 @@ def test_authors_predictions_missing_or_unkeyed_say_what_to_do(tmp_path):
         bias.authors_predictions("factcheck", unkeyed, tmp_path)
 
 
+def test_authors_predictions_are_found_where_their_repository_keeps_them(tmp_path, monkeypatch):
+    """bias_path unset: data/bias_model_preds, else bias_model_preds/ beside data/ (their layout)."""
+    from srnets_lib import paths
+    from srnets_lib.data.local import DataFileError
+
+    monkeypatch.setattr(paths, "PROJECT_ROOT", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    train = Split("train", ["a"], ["b"], [0], ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], ids=[0])
+    with pytest.raises(DataFileError, match=r"data/bias_model_preds/fever/log_probs.npy not found \(nor "
+                                            r".*/bias_model_preds/fever/log_probs.npy\)"):
+        bias.authors_predictions("factcheck", train, None)
+    (tmp_path / "bias_model_preds" / "fever").mkdir(parents=True)
+    np.save(tmp_path / "bias_model_preds" / "fever" / "log_probs.npy", np.log([[0.5, 0.25, 0.25]]))
+    probs, kept = bias.authors_predictions("factcheck", train, None)
+    np.testing.assert_allclose(probs, [[0.5, 0.25, 0.25]])
+
+
 def test_a_pickle_that_would_run_code_is_refused_naming_the_file(tmp_path):
     """The authors' QQP predictions are a pickle from someone's data folder: only numbers load."""
     import os

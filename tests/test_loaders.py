@@ -148,8 +148,50 @@ def test_missing_file_names_dataset_path_and_source(tmp_path):
     write_paraphrase_files(tmp_path, paws_qqp=False)
     (tmp_path / "paraphrase" / "dev.tsv").unlink()
     expected = tmp_path / "paraphrase" / "dev.tsv"
-    with pytest.raises(local.DataFileError, match=rf"^QQP: {expected} not found; get it from GLUE"):
+    with pytest.raises(local.DataFileError, match=rf"^QQP: {expected} not found \(nor {tmp_path / 'QQP' / 'dev.tsv'}\); "
+                                                  "get it from GLUE"):
         local.load_local("paraphrase", tmp_path)
+
+
+# ours -> (the datasets' own layout, the authors' data/ folder of github.com/llyx97/sparse-and-robust-PLM)
+RENAMED = {
+    "nli/heuristics_evaluation_set.txt": ("hans/heuristics_evaluation_set.txt", "MNLI/hans/heuristics_evaluation_set.txt"),
+    "paraphrase/train.tsv": ("QQP/train.tsv", "QQP/train.tsv"),
+    "paraphrase/dev.tsv": ("QQP/dev.tsv", "QQP/dev.tsv"),
+    "paraphrase/paws_wiki/test.tsv": ("final/test.tsv", "QQP/paws_wiki/test.tsv"),
+    "paraphrase/paws_qqp/dev_and_test.tsv": ("paws_qqp/output/dev_and_test.tsv", None),
+    "factcheck/fever.train.jsonl": ("fever.train.jsonl", "fever/fever.train.jsonl"),
+    "factcheck/fever.dev.jsonl": ("fever.dev.json", "fever/fever.dev.jsonl"),
+    "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl": (
+        "symmetric_v0.1/fever_symmetric_generated.jsonl", "fever/sym1/test.jsonl"),
+    "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl": (
+        "symmetric_v0.2/fever_symmetric_test.jsonl", "fever/sym2/test.jsonl"),
+    "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl": (
+        "symmetric_v0.2/fever_symmetric_dev.jsonl", "fever/sym2/dev.jsonl"),
+}
+
+
+@pytest.mark.parametrize("layout", [0, 1], ids=["distributed names", "authors' folder"])
+def test_files_under_their_distributed_or_the_authors_names_load_the_same(tmp_path, layout):
+    """A user who unpacks the datasets as they come, or copies the authors' data/ folder, reads
+    the same splits as with this project's layout (PAWS-qqp's dev_and_test.tsv has no authors'
+    name: they split it)."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    for folder in (ours, theirs):
+        write_hans(folder)
+        write_paraphrase_files(folder, paws_qqp=True)
+        write_factcheck_files(folder)
+    for name, aliases in RENAMED.items():
+        if aliases[layout] is not None:
+            target = theirs / aliases[layout]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (theirs / name).rename(target)
+    for task in ("paraphrase", "factcheck"):
+        a, b = local.load_local(task, ours, ood_train=task == "factcheck"), local.load_local(task, theirs, ood_train=task == "factcheck")
+        for x, y in [(a.train, b.train), (a.dev, b.dev)] + [(a.ood[k], b.ood[k]) for k in a.ood]:
+            assert (x.text_a, x.text_b, x.labels.tolist()) == (y.text_a, y.text_b, y.labels.tolist())
+        assert sorted(a.ood) == sorted(b.ood)
+    assert local.hans(theirs / "nli").text_a == local.hans(ours / "nli").text_a
 
 
 def test_relative_data_path_resolves_against_project_root(tmp_path, monkeypatch):

@@ -151,3 +151,18 @@ def test_disk_estimate_counts_only_weights_a_later_run_reads(planned):
     disk = plan.disk_bytes(planned)
     # std and poe full models (3 tasks x 4 seeds) are read by pruning runs; reweight ones are not
     assert disk["weights"] > 0 and disk["kept steps (5.1)"] == pytest.approx(12 * 4 * 4 * 109_482_240, rel=0.01)
+
+
+def test_plan_states_the_evaluation_cost_as_requested_and_the_authors_way(planned):
+    """The paper's params score the OOD sets at the selected checkpoint only (the same reported
+    numbers: tests/test_end_to_end.py); the plan prints the evaluated examples and GPU-hours of
+    both that and the authors' every-evaluation scoring, side by side."""
+    assert params.load("params/paper.yaml").execution.eval_ood == "selected"
+    requested = sum(p.evaluated_rows() for p in planned)
+    every = sum(p.evaluated_rows(True) for p in planned)
+    assert 2 * requested < every  # 0.88B vs 2.03B examples
+    text = plan.report(planned, steps_per_second=20, eval_examples_per_second=6400)
+    assert f"evaluation: {requested / 1e9:.2f}B examples evaluated as requested" in text
+    assert f"{every / 1e9:.2f}B with every OOD set at every evaluation" in text
+    hours = [plan.gpu_hours(planned, 20, 6400, 1.0, mode) for mode in (None, True)]
+    assert hours[0] < hours[1] and f"GPU-hours: {hours[0]:.1f} as requested, {hours[1]:.1f} with eval_ood: every" in text

@@ -190,3 +190,21 @@ def test_bench_says_which_path_ran(monkeypatch):
     assert bench.measure("tiny", "finetune", "ours", encoded, args)["path"] == "eager"
     with pytest.warns(RuntimeWarning, match="goes on eagerly"):
         assert bench.measure("tiny", "eval", "compiled", encoded, args)["path"].startswith("eager (compiling failed")
+
+
+def test_tf32_is_an_explicit_precision_that_a_cpu_computes_in_fp32(store):
+    """precision: tf32 turns on TF32 matmuls for CUDA (a key field: its results are never taken
+    for fp32 ones); on a CPU it warns and computes exactly what fp32 does."""
+    from srnets_lib.config import RunConfig
+    from srnets_lib.executors import execute
+
+    config = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32),
+                       epochs=1, batch_size=32, eval_interval=1, max_length=48)
+    tf32 = config.model_copy(update={"precision": "tf32"})
+    assert tf32.key() != config.key()
+    with pytest.warns(RuntimeWarning, match="tf32 applies to CUDA matmuls only"):
+        a = execute(tf32)
+    assert torch.backends.cuda.matmul.allow_tf32
+    b = execute(config)
+    assert not torch.backends.cuda.matmul.allow_tf32
+    assert (a.id, a.ood, a.selected_step) == (b.id, b.ood, b.selected_step)

@@ -12,6 +12,7 @@ splits the hub does not have in the paper's form):
   factcheck/  *fever.train.jsonl, *fever.dev.jsonl (processed FEVER),
               *symmetric_v0.1_fever_symmetric_generated.jsonl,
               *symmetric_v0.2_fever_symmetric_test.jsonl, *symmetric_v0.2_fever_symmetric_dev.jsonl
+Each file is also found under its distribution's name or in the authors' data/ layout (ALIASES).
 """
 
 from __future__ import annotations
@@ -57,11 +58,60 @@ def data_folder(path: str | Path | None) -> Path:
     return folder.resolve() if folder.exists() else paths.PROJECT_ROOT / folder
 
 
+# The same files under the names their distributions give them, or in the authors' data/ folder
+# (github.com/llyx97/sparse-and-robust-PLM, its README's layout: MNLI/, QQP/, fever/, sym1/, sym2/),
+# relative to the data folder; ours (<task>/<file>) is looked for first. PAWS-qqp's dev_and_test.tsv
+# has no alias in the authors' folder: they split it into dev.tsv and test.tsv and score dev only.
+ALIASES = {
+    "nli/train.tsv": ["MNLI/train.tsv"],
+    "nli/dev_matched.tsv": ["MNLI/dev_matched.tsv"],
+    "nli/heuristics_evaluation_set.txt": ["heuristics_evaluation_set.txt", "hans/heuristics_evaluation_set.txt",
+                                          "MNLI/hans/heuristics_evaluation_set.txt"],
+    "nli/heuristics_train_set.txt": ["heuristics_train_set.txt", "hans/heuristics_train_set.txt",
+                                     "MNLI/hans/heuristics_train_set.txt"],
+    "paraphrase/train.tsv": ["QQP/train.tsv"],
+    "paraphrase/dev.tsv": ["QQP/dev.tsv"],
+    "paraphrase/paws_qqp/dev_and_test.tsv": ["paws_qqp/output/dev_and_test.tsv", "paws_qqp/dev_and_test.tsv"],
+    "paraphrase/paws_qqp/train.tsv": ["paws_qqp/output/train.tsv", "paws_qqp/train.tsv", "QQP/paws_qqp/train.tsv"],
+    "paraphrase/paws_wiki/test.tsv": ["final/test.tsv", "paws_wiki/test.tsv", "QQP/paws_wiki/test.tsv"],
+    "paraphrase/paws_wiki/train.tsv": ["final/train.tsv", "paws_wiki/train.tsv", "QQP/paws_wiki/train.tsv"],
+    "factcheck/fever.train.jsonl": ["fever.train.jsonl", "fever/fever.train.jsonl"],
+    "factcheck/fever.dev.jsonl": ["fever.dev.jsonl", "fever.dev.json", "fever/fever.dev.jsonl"],
+    "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl": [
+        "symmetric_v0.1/fever_symmetric_generated.jsonl", "factcheck/symmetric_v0.1/fever_symmetric_generated.jsonl",
+        "fever/sym1/test.jsonl"],
+    "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl": [
+        "symmetric_v0.2/fever_symmetric_test.jsonl", "factcheck/symmetric_v0.2/fever_symmetric_test.jsonl",
+        "fever/sym2/test.jsonl"],
+    "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl": [
+        "symmetric_v0.2/fever_symmetric_dev.jsonl", "factcheck/symmetric_v0.2/fever_symmetric_dev.jsonl",
+        "fever/sym2/dev.jsonl"],
+}
+
+
+def candidates(path: Path) -> list[Path]:
+    """`path` (<data folder>/<task>/[paws_qqp|paws_wiki/]<file>) and where else the same file
+    may be (ALIASES, under the data folder)."""
+    task = next((p for p in path.parents if p.name in ("nli", "paraphrase", "factcheck")), None)
+    if task is None:  # another dataset's folder (WikiText-103, GLUE tasks of Part II): no aliases
+        return [path]
+    return [path, *(task.parent / alias for alias in ALIASES.get(path.relative_to(task.parent).as_posix(), []))]
+
+
+def found(path: Path) -> Path | None:
+    """The first of `path` and its aliases that exists."""
+    return next((p for p in candidates(path) if p.is_file()), None)
+
+
 def required(path: Path, dataset: str) -> Path:
-    """`path`, or one line naming the dataset, the path expected and where to get it."""
-    if not path.is_file():
-        raise DataFileError(f"{dataset}: {path} not found; get it from {SOURCES[dataset]}")
-    return path
+    """`path` or an alias of it (ALIASES), or one line naming the dataset, the paths looked at
+    and where to get it."""
+    hit = found(path)
+    if hit is None:
+        others = [str(p) for p in candidates(path)[1:]]
+        also = f" (nor {', '.join(others)})" if others else ""
+        raise DataFileError(f"{dataset}: {path} not found{also}; get it from {SOURCES[dataset]}")
+    return hit
 
 
 @contextmanager
@@ -243,8 +293,8 @@ def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str]) -> None:
     """PAWS-qqp (section 4.1) into `ood` when its file exists, else a note that it was skipped:
     the user has to generate it from QQP, so its absence does not stop a run."""
     path = root / "paws_qqp" / "dev_and_test.tsv"
-    if path.is_file():
-        ood["paws_qqp"] = _relabel(read_paws(path, "paws_qqp"), list(spec("paraphrase").labels))
+    if found(path) is not None:
+        ood["paws_qqp"] = _relabel(read_paws(found(path), "paws_qqp"), list(spec("paraphrase").labels))
     else:
         notes.append(f"PAWS-qqp skipped: {path} not found ({SOURCES['PAWS-qqp']})")
 
