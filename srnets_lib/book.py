@@ -125,7 +125,9 @@ class Page:
                 + ", ".join(f"{series} ({n})" for series, n in counts.items())
                 + (". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
                    if self.section.opt_in else ". `make book` (its sweep) or this notebook with `compute=True` computes them."))
-        return text + "".join(f"\n- run {o.job} failed: {o.error}" for o in failed)
+        reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
+        reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
+        return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
 
     def figure(self) -> None:
         """The section's figure(s), drawn from the finished points."""

@@ -125,6 +125,7 @@ class LocalExecutor:
 # scores and Adam state of BERT-base are ~2 GB, activations at batch 32 a few GB more, so four fit
 # an 80 GB GPU. `python -m srnets_lib.bench --sharing 1 2 4` measures it.
 RUNS_PER_GPU = 4
+TRANSIENT_RETRIES = 2  # Ray tasks whose worker process died are run again this many times
 
 
 def start_ray(address: str | None):
@@ -169,7 +170,10 @@ class RayExecutor:
         ours = callable(caller) and threading.current_thread() is threading.main_thread()
         if ours:
             signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())
-        remote = ray.remote(max_retries=0, **ray_resources(self.runs_per_gpu))(compute_run)
+        # a worker that died (killed, out of memory, a lost node) is retried and the run resumes from
+        # its checkpoint; an exception of the run itself (bad input, a diverged loss) is not retried
+        remote = ray.remote(max_retries=TRANSIENT_RETRIES, retry_exceptions=False,
+                            **ray_resources(self.runs_per_gpu))(compute_run)
         refs, pending_refs = {}, {}
         for node in todo:  # dependencies first, so their refs exist
             waits = [refs[d] for d in graph.dependencies(node) if d in refs]

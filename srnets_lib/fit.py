@@ -23,7 +23,7 @@ from .data import current_fingerprints
 from .evaluation import Selection, selection_score
 from .request import Request
 from .result import LevelResult, RunResult
-from .runs import Run
+from .runs import Run, record_failure
 
 
 def execute(config: RunConfig, store: Run, request: Request, progress: bool = False) -> RunResult:
@@ -36,7 +36,11 @@ def execute(config: RunConfig, store: Run, request: Request, progress: bool = Fa
     with store.claim(wait=True):
         if reusable(store, request) is None:  # finished by another process while we waited
             return store.result()
-        return fit(build_run(config, store, request), request, progress)
+        try:
+            return fit(build_run(config, store, request), request, progress)
+        except Exception as err:  # kept for the pages (shown as failed) until a later attempt finishes
+            record_failure(store, err)
+            raise
 
 
 def reusable(store: Run, request: Request) -> str | None:

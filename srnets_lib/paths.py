@@ -69,6 +69,7 @@ FINAL = "final.json"
 MASK = "mask.npz"
 WEIGHTS = "weights.safetensors"
 LOCK = ".lock"
+FAILED = "failed.json"  # why the last attempt failed (removed when the run finishes)
 CHECKPOINT = "checkpoint.pt"
 
 

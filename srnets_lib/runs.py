@@ -8,6 +8,7 @@ file I/O of a run goes through `Run`:
   runs/<key>/weights_step<n>.safetensors  ... after n steps (section 5.1)
   runs/<key>/checkpoint.pt  resume point of an unfinished run
   runs/<key>/final.json     the RunResult, written last, atomically (temp + rename): no final.json = not done
+  runs/<key>/failed.json    why its last attempt failed (the error, when, where); removed when it finishes
 
 Several processes may share a store: a run is claimed by creating runs/<key>/.lock
 exclusively and touching it while computing (a heartbeat); another process that needs the run
@@ -144,6 +145,7 @@ class Run:
     def finish(self, result: RunResult) -> None:
         atomic_write(self.file(paths.FINAL), result.model_dump_json(indent=2))
         self.file(paths.CHECKPOINT).unlink(missing_ok=True)
+        self.file(paths.FAILED).unlink(missing_ok=True)
 
     # --- claiming -----------------------------------------------------------------------------
     def release_stale_lock(self) -> None:
@@ -251,6 +253,26 @@ class _Heartbeat:
     def stop(self) -> None:
         self.stopped.set()
         self.thread.join()
+
+
+def record_failure(run: Run, err: BaseException) -> None:
+    """Keep why `run` failed (failed.json) for the pages and the next sweep; never raises."""
+    lines = f"{type(err).__name__}: {err}".strip().splitlines()
+    record = {"error": "\n".join(lines[-8:]), "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        run.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(run.file(paths.FAILED), json.dumps(record, indent=1))
+    except OSError:  # an unwritable store: the error itself is reported by the caller
+        pass
+
+
+def failure(run: Run) -> dict | None:
+    """The record of `run`'s last failed attempt, if it has not finished since."""
+    try:
+        return None if run.done else json.loads(run.file(paths.FAILED).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -65,13 +65,51 @@ def test_ray_and_local_executors_give_identical_stores(tmp_path, tiny_params):
 
 
 def test_a_failing_point_is_reported_and_independent_runs_finish(store, tiny_params):
-    # a bias-model word-vector file that does not exist: every poe run fails at run time
-    out = run_sweep(store, tiny_params, "--set", "word_vectors=/nonexistent/vectors.vec")
+    # a bias-model word-vector file that does not exist (yet): every poe run fails at run time
+    vectors = store.parent / "vectors.vec"
+    out = run_sweep(store, tiny_params, "--set", f"word_vectors={vectors}")
     assert out.returncode == 1
-    assert "FAILED" in out.stderr + out.stdout and "/nonexistent/vectors.vec" in out.stderr + out.stdout
+    assert "FAILED" in out.stderr + out.stdout and str(vectors) in out.stderr + out.stdout
     done = finished(store)
     assert {f["loss"] for f in done.values()} == {"std"} and len(done) == 2  # full std, mask std on theta_pt
     assert not any(store.glob("*/.lock"))
+    # each failure is kept beside its run, and a page that only gathers shows it as failed
+    records = [json.loads(p.read_text()) for p in store.glob("*/failed.json")]
+    assert len(records) == 3 and all(str(vectors) in r["error"] for r in records)
+    resolved = params.write_resolved(params.load(tiny_params, [f"word_vectors={vectors}"]), store.parent / "resolved.yaml")
+    from srnets_lib import book
+
+    page = book.section("sec4_4", params_file=str(resolved), seeds="[1]", sparsity="0.5", compute=False)
+    note = page.missing_note()
+    assert note.count(" failed (") == 3 and str(vectors) in note
+    # once the file exists, the next sweep computes them and their records go
+    vectors.write_text("2 3\nthe 0.1 0.2 0.3\ndoctor 0.3 0.1 0.0\n")
+    again = run_sweep(store, tiny_params, "--set", f"word_vectors={vectors}")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "3 computed, 0 failed" in again.stdout and not list(store.glob("*/failed.json"))
+
+
+def test_a_ray_worker_that_dies_is_retried_and_its_run_resumes(store, tiny_params):
+    """A killed worker (out of memory, a lost node) is transient: Ray runs the task again and the
+    run takes over its dead lock; the sweep ends with nothing failed."""
+    pytest.importorskip("ray")
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
+                             "--executor", "ray"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    killed, deadline = None, time.time() + 300
+    while killed is None and proc.poll() is None and time.time() < deadline:
+        for lock in store.glob("*/.lock"):
+            holder = lock.read_text() if lock.exists() else ""
+            if holder.rpartition(":")[2].isdigit():
+                os.kill(int(holder.rpartition(":")[2]), signal.SIGKILL)  # the Ray worker computing it
+                killed = lock.parent.name
+                break
+        time.sleep(0.01)
+    out, _ = proc.communicate(timeout=600)
+    assert killed, "no run was caught in progress: the sweep ended first"
+    assert proc.returncode == 0, out[-2000:]
+    assert "0 failed" in out and (store / killed / "final.json").exists()
 
 
 def test_killed_sweep_finishes_on_rerun_without_recomputing(store, tiny_params):

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import paths
 from ..params import Params
 from ..graph import RunGraph
-from ..runs import Run
+from ..runs import Run, failure
 from .base import Point
 
 # the columns of `frame`, besides one "ood:<set>" column per OOD evaluation set
@@ -40,6 +40,18 @@ def compute(points: list[Point], params: Params, root=None, progress: bool = Tru
 def missing(points: list[Point], root=None) -> list[Point]:
     """The points whose run has not finished (no final.json, or one that cannot be read)."""
     return [p for p in points if _result(Run(p.config, root)) is None]
+
+
+def why_missing(config, root=None) -> str | None:
+    """Why an unfinished run has no result, where a failure says: its own last attempt's record
+    (failed.json), or a run it starts from that failed; None if it is merely not computed yet."""
+    record = failure(Run(config, root))
+    if record is not None:
+        return f"failed ({record['at']}, {record['host']}): {record['error']}"
+    for dependency in config.dependencies():
+        if not Run(dependency, root).done and why_missing(dependency, root) is not None:
+            return f"not computed: a run it starts from ({dependency.key()}) failed"
+    return None
 
 
 def _result(run: Run):
