@@ -1,6 +1,7 @@
 """Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`,
-`python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours) and
-`python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
+`python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours),
+`python -m srnets_lib evaluate ...` (score finished runs on OOD sets added since, without
+training) and `python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -34,6 +35,9 @@ def _run(args) -> int:
         config = recipes.prune_pt(task, method, loss, sparsity, seed)
     else:
         config = recipes.prune_ft(task, method, loss, sparsity, seed, full_loss=choice.get("from", "std"))
+    from .data.local import require_files
+
+    require_files([config, *config.dependencies()], p.execution.skip_ood)
     result = execute(config, p.execution.request())
     print(f"run {result.key}: ID {result.id:.4f}, OOD " +
           ", ".join(f"{k} {v:.4f}" for k, v in result.ood.items()) + f", sparsity {result.sparsity:.4f}")
@@ -45,7 +49,8 @@ def _plan(args) -> int:
     from . import plan
     from .sweep import graph
 
-    runs, shown = graph(args.notebooks, params_lib.load(args.params, args.set), args.full)
+    params = params_lib.load(args.params, args.set)
+    runs, shown = graph(args.notebooks, params, args.full)
     planned = plan.plan(shown, runs)
     rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
     measured = plan.load_throughput()
@@ -58,6 +63,12 @@ def _plan(args) -> int:
         if eval_rate is None:
             eval_rate, source = 10 * 32 * rate, source + "; evaluation assumed at 10x the training examples/s"
     print(plan.report(planned, rate, eval_rate, speedup, source))
+    from .data.local import check_files
+
+    missing = check_files([p.config for p in planned], params.execution.skip_ood)
+    if missing:  # after TOTAL (its last line stays the total): a sweep would refuse to start
+        print("\n".join(["", f"data: {len(missing)} file(s) missing; a sweep refuses to start without them:",
+                          *(f"- {line}" for line in missing)]), file=sys.stderr)
     return 0
 
 
@@ -95,6 +106,12 @@ def main(argv=None) -> int:
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
     planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
     planner.add_argument("--runs-per-gpu", type=_positive(int), default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
+    scorer = sub.add_parser("evaluate", help="score finished runs on OOD sets they lack (a file added since), "
+                                             "without training")
+    scorer.add_argument("notebooks", nargs="+", help="book/*.ipynb whose runs to score")
+    scorer.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    scorer.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
+    scorer.add_argument("--full", action="store_true", help="also the opt-in pages' runs")
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
@@ -104,6 +121,10 @@ def main(argv=None) -> int:
             return _run(args)
         if args.command == "plan":
             return _plan(args)
+        if args.command == "evaluate":
+            from .rescore import main as rescore_main
+
+            return rescore_main(args)
         if args.command == "rekey":
             from .rekey import main as rekey_main
 

@@ -58,7 +58,13 @@ def reusable(store: Run, request: Request) -> str | None:
         now = current_fingerprints(store.config.task, store.config.data)
     except Exception as err:  # computing it again says what is wrong, in that run alone
         return f"its data cannot be read now ({type(err).__name__}: {str(err).splitlines()[0]})"
-    return None if result.data_fingerprint == now else "the data it read changed since"
+    return None if same_data(result.data_fingerprint, now) else "the data it read changed since"
+
+
+def same_data(read: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether every split a run read reads the same now. A split that appeared since (an OOD set
+    whose file was missing) changes nothing the run computed: `evaluate` scores the run on it."""
+    return all(now.get(split) == fingerprint for split, fingerprint in read.items())
 
 
 def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult:
@@ -207,7 +213,7 @@ class Loop:
             data=run.data.description, data_fingerprint=run.fingerprint, metric=run.data.metric,
             ood_metric=run.data.metric_of("ood"), target_sparsity=cfg.sparsity, **report,
             selected_step=row["step"], t_max=run.schedule.t_max, steps_run=run.schedule.steps, id=row["dev"],
-            ood={k: row[k] for k in run.evaluator.ood}, levels={k: LevelResult(**v) for k, v in self.levels.items()},
+            ood={k: row[k] for k in run.evaluator.ood}, ood_missing=getattr(run.data, "ood_missing", {}), levels={k: LevelResult(**v) for k, v in self.levels.items()},
             scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.ood)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
             execution=execution(run), ood_every=self.request.ood_every,

@@ -47,6 +47,9 @@ class RunResult(BaseModel):
     steps_run: int
     id: float  # ID dev score of the selected checkpoint
     ood: dict[str, float]  # OOD set -> score of the selected checkpoint
+    # OOD sets of the task this run was not evaluated on, and why (a file missing, skipped with
+    # execution.skip_ood); `python -m srnets_lib evaluate` adds them later where it can
+    ood_missing: dict[str, str] = {}
     scores: dict[str, float] = {}  # its other scores (a corpus: the held-out MLM and KD losses)
     levels: dict[str, LevelResult] = {}  # IMP: sparsity level -> its subnetwork's scores
     bias_model: Optional[str] = None

@@ -185,8 +185,12 @@ def _sweep(args) -> int:
     else:
         from .models import check_backbones
 
-        runs, _ = graph(args.notebooks, params_lib.load(args.params, args.set), args.full)
+        from .data.local import require_files
+
+        p = params_lib.load(args.params, args.set)
+        runs, _ = graph(args.notebooks, p, args.full)
         check_backbones([node.config for node in runs])
+        require_files([node.config for node in runs], p.execution.skip_ood)
         print(f"sweep: {len(runs)} runs behind {len(args.notebooks)} notebooks, executor "
               f"{args.executor}, run store {paths.runs_root()}")
         executor = (LocalExecutor() if args.executor == "local"

@@ -75,6 +75,7 @@ def load_hub(task: str, folder: str | Path | None = None, ood_train: bool = Fals
     if task == "factcheck":
         return local.load_factcheck(root, ood_train, train_size)
     notes: list[str] = [f"local files in {root}"]
+    missing: dict[str, str] = {}
     if task == "nli":
         mnli = _hub_splits(GLUE, "mnli", {"train": "train", "dev": "validation_matched"},
                            "premise", "hypothesis", labels, ids="idx")
@@ -89,9 +90,9 @@ def load_hub(task: str, folder: str | Path | None = None, ood_train: bool = Fals
                            if ood_train else {"paws_wiki": "test"}, "sentence1", "sentence2", labels)
         train, dev = qqp["train"], qqp["dev"]
         ood: dict[str, Split] = {}
-        local.add_paws_qqp(ood, root, notes)
+        local.add_paws_qqp(ood, root, notes, missing)
         ood["paws_wiki"] = paws["paws_wiki"]
         extra = lambda: [local.paws_qqp_train(root), paws["paws_train"]]  # noqa: E731
         source = f"hub {GLUE} (qqp), {PAWS} (labeled_final)"
     train = local.mix(train, extra() if ood_train else [], train_size)
-    return local.task_data(task, train, dev, ood, source, notes)
+    return local.task_data(task, train, dev, ood, source, notes, missing)

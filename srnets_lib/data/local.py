@@ -108,10 +108,14 @@ def required(path: Path, dataset: str) -> Path:
     and where to get it."""
     hit = found(path)
     if hit is None:
-        others = [str(p) for p in candidates(path)[1:]]
-        also = f" (nor {', '.join(others)})" if others else ""
-        raise DataFileError(f"{dataset}: {path} not found{also}; get it from {SOURCES[dataset]}")
+        raise DataFileError(not_found(dataset, path))
     return hit
+
+
+def not_found(dataset: str, path: Path) -> str:
+    others = [str(p) for p in candidates(path)[1:]]
+    also = f" (nor {', '.join(others)})" if others else ""
+    return f"{dataset}: {path} not found{also}; get it from {SOURCES[dataset]}"
 
 
 @contextmanager
@@ -280,6 +284,59 @@ def paws_qqp_train(root: Path) -> Split:
     return _relabel(read_paws(path, "paws_qqp_train"), list(spec("paraphrase").labels))
 
 
+def expected_files(task: str, source: str, ood_train: bool = False) -> list[tuple[str, str, str | None]]:
+    """The files a run of `task` reads from the data folder (source local or hub), without
+    reading them: (dataset, path under the data folder, the OOD set it is or None)."""
+    local = source == "local"
+    files = {
+        "nli": [("MNLI", "nli/train.tsv", None), ("MNLI", "nli/dev_matched.tsv", None)] * local
+        + [("HANS", "nli/heuristics_evaluation_set.txt", "hans")]
+        + [("HANS", "nli/heuristics_train_set.txt", None)] * ood_train,
+        "paraphrase": [("QQP", "paraphrase/train.tsv", None), ("QQP", "paraphrase/dev.tsv", None),
+                       ("PAWS-wiki", "paraphrase/paws_wiki/test.tsv", "paws_wiki")] * local
+        + [("PAWS-qqp", "paraphrase/paws_qqp/dev_and_test.tsv", "paws_qqp")]
+        + [("PAWS-qqp", "paraphrase/paws_qqp/train.tsv", None)] * ood_train
+        + [("PAWS-wiki", "paraphrase/paws_wiki/train.tsv", None)] * (ood_train and local),
+        "factcheck": [("FEVER", "factcheck/fever.train.jsonl", None), ("FEVER", "factcheck/fever.dev.jsonl", None),
+                      ("FEVER-Symmetric", "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl", "symmetric_v1"),
+                      ("FEVER-Symmetric", "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl", "symmetric_v2")]
+        + [("FEVER-Symmetric", "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl", None)] * ood_train,
+    }
+    return files.get(task, [])
+
+
+# OOD sets a run may go without (the user must generate them): PAWS-qqp
+OPTIONAL_OOD = ("paws_qqp",)
+
+
+def check_files(configs, skip_ood=()) -> list[str]:
+    """What the runs of `configs` need from the data folder and lack: one line per missing file
+    (aliases looked at too). A missing optional OOD set is allowed only when `skip_ood` names it
+    (execution.skip_ood): its runs record it as missing and `python -m srnets_lib evaluate`
+    scores them on it once it exists. Reads no data."""
+    lines, seen = [], set()
+    for config in configs:
+        data = config.data
+        if data.source == "synthetic" or config.task not in ("nli", "paraphrase", "factcheck"):
+            continue
+        for dataset, name, ood in expected_files(config.task, data.source, data.ood_train):
+            path = data_folder(data.path) / name
+            if path in seen or found(path) is not None or (ood in OPTIONAL_OOD and ood in skip_ood):
+                continue
+            seen.add(path)
+            hint = (f"; or start without it: --set skip_ood=[{ood}] (python -m srnets_lib evaluate adds it to "
+                    "the finished runs later)") if ood in OPTIONAL_OOD else ""
+            lines.append(not_found(dataset, path) + hint)
+    return lines
+
+
+def require_files(configs, skip_ood=()) -> None:
+    """Refuse to start runs whose files are missing (check_files), with every missing file named."""
+    lines = check_files(configs, skip_ood)
+    if lines:
+        raise DataFileError("the runs asked for read files the data folder lacks:\n- " + "\n- ".join(lines))
+
+
 def mix(train: Split, extra: list[Split], train_size: int | None = None) -> Split:
     """The ID training set (its first `train_size` rows) followed by section 4.5's OOD training
     data (each part capped at `train_size` too)."""
@@ -289,14 +346,16 @@ def mix(train: Split, extra: list[Split], train_size: int | None = None) -> Spli
     return mixed
 
 
-def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str]) -> None:
-    """PAWS-qqp (section 4.1) into `ood` when its file exists, else a note that it was skipped:
-    the user has to generate it from QQP, so its absence does not stop a run."""
+def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str], missing: dict[str, str]) -> None:
+    """PAWS-qqp (section 4.1) into `ood` when its file exists, else `missing` says why: the user
+    has to generate it from QQP, so a sweep starts without it only when told to skip it
+    (execution.skip_ood: check_files), and `python -m srnets_lib evaluate` adds it later."""
     path = root / "paws_qqp" / "dev_and_test.tsv"
     if found(path) is not None:
         ood["paws_qqp"] = _relabel(read_paws(found(path), "paws_qqp"), list(spec("paraphrase").labels))
     else:
-        notes.append(f"PAWS-qqp skipped: {path} not found ({SOURCES['PAWS-qqp']})")
+        missing["paws_qqp"] = f"{path} not found ({SOURCES['PAWS-qqp']})"
+        notes.append(f"PAWS-qqp skipped: {missing['paws_qqp']}")
 
 
 def load_factcheck(root: Path, ood_train: bool = False, train_size: int | None = None) -> TaskData:
@@ -316,11 +375,12 @@ def load_factcheck(root: Path, ood_train: bool = False, train_size: int | None =
 
 
 def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source: str,
-              notes: list[str] = ()) -> TaskData:
+              notes: list[str] = (), missing: dict[str, str] | None = None) -> TaskData:
     """TaskData whose description names the source and every note (skipped rows or sets)."""
     all_notes = [n for s in (train, dev, *ood.values()) for n in s.notes] + list(notes)
     return TaskData(task, list(spec(task).labels), spec(task).metric, train, dev, ood,
-                    description="; ".join([source, *all_notes]), ood_metric=spec(task).ood_metric)
+                    description="; ".join([source, *all_notes]), ood_metric=spec(task).ood_metric,
+                    ood_missing=dict(missing or {}))
 
 
 def load_local(task: str, folder: str | Path | None, ood_train: bool = False,
@@ -329,6 +389,7 @@ def load_local(task: str, folder: str | Path | None, ood_train: bool = False,
     root = data_folder(folder) / spec(task).name
     labels = list(spec(task).labels)
     notes: list[str] = []
+    missing: dict[str, str] = {}
     if task == "factcheck":
         return load_factcheck(root, ood_train, train_size)
     if task == "nli":
@@ -340,8 +401,8 @@ def load_local(task: str, folder: str | Path | None, ood_train: bool = False,
         train = _relabel(read_qqp(required(root / "train.tsv", "QQP"), "train"), labels)
         dev = _relabel(read_qqp(required(root / "dev.tsv", "QQP"), "dev"), labels)
         ood: dict[str, Split] = {}
-        add_paws_qqp(ood, root, notes)
+        add_paws_qqp(ood, root, notes, missing)
         ood["paws_wiki"] = _paws_wiki(root, "test.tsv", "paws_wiki")
         extra = lambda: [paws_qqp_train(root), _paws_wiki(root, "train.tsv", "paws_train")]  # noqa: E731
     train = mix(train, extra() if ood_train else [], train_size)
-    return task_data(task, train, dev, ood, f"local files in {root}", notes)
+    return task_data(task, train, dev, ood, f"local files in {root}", notes, missing)

@@ -72,6 +72,7 @@ class TaskData:
     ood: dict[str, Split] = field(default_factory=dict)
     description: str = ""  # e.g. "synthetic" or the files used
     ood_metric: str = ""  # of the OOD sets: "accuracy" | "weighted_f1"; "" = metric
+    ood_missing: dict[str, str] = field(default_factory=dict)  # OOD set -> why it is not evaluated
 
     def metric_of(self, split: str) -> str:
         return self.metric if split == "dev" else (self.ood_metric or self.metric)

@@ -32,8 +32,11 @@ def compute(points: list[Point], params: Params, root=None, progress: bool = Tru
     from ..executors import LocalExecutor
     from ..models import check_backbones
 
+    from ..data.local import require_files
+
     runs = graph(points, params)
     check_backbones([node.config for node in runs])
+    require_files([node.config for node in runs], params.execution.skip_ood)
     return LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
 
 
