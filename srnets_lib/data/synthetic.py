@@ -24,6 +24,13 @@ experts with it leaves the main model the rule's own odds: it follows the rule o
 with a_k below about (1 + mean a_k) / 2, i.e. all five. The ID dev set is annotated like the
 training set, so it rewards the cue.
 
+How far this is from real data: `design_criteria` computes, exactly, the ID accuracy of the
+rule follower (ideal debiasing, 100% OOD) and of the cue-using Bayes-optimal model: 90.0 vs 95.0
+(nli) and 85.0 vs 92.5 (two classes) at s = 0.8, 90.0 vs 98.7 and 85.0 vs 98.0 at 0.95. On real
+data ideal debiasing costs about a point of ID (appendix table 6); here 2.3 to 13 points, because
+the cue is informative about annotations the rule cannot predict, where MNLI's shortcuts are
+mostly easier to learn than the semantics. The book's introduction states this.
+
 The OOD sets are built as HANS, PAWS and FEVER-Symmetric are: every example carries the cue (it
 carries no label information), labels follow the rule exactly (a challenge set is labelled by
 construction), the two labels are balanced and the ambiguous class's members are sampled
@@ -123,6 +130,21 @@ AMBIGUOUS = {"nli": (1, 0), "paraphrase": (0, 1), "factcheck": (1, 0)}
 def member_ambiguity(ambiguity: float) -> np.ndarray:
     """a_k: P(annotated with the cue's label) for the ambiguous class's members k = 0..4."""
     return ambiguity * np.arange(MEMBERS) / (MEMBERS - 1)
+
+
+def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6) -> dict[str, float]:
+    """Exact properties of the generated data (the model of the module docstring), as fractions:
+    id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model that reads the rule, the
+    member and the cue (the best a std model can do); id_rule / ood_rule: those of the model that
+    follows the rule on every member (ideal debiasing: what PoE leaves the main model). The ID cost
+    of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6: RoBERTa-base
+    MNLI 87.14 std, 86.56 PoE)."""
+    n = len(LABELS[task])
+    a, s = member_ambiguity(ambiguity), bias_strength
+    cue = np.maximum(a * s, (1 - a) * (1 - s)) + np.maximum(a * (1 - s), (1 - a) * s)
+    follows_cue = a * s > (1 - a) * (1 - s)  # with the cue present (every OOD example)
+    return {"id_cue": (n - 1) / n + cue.mean() / n, "id_rule": (n - 1) / n + (1 - a).mean() / n,
+            "ood_cue": 0.5 + 0.5 * (1 - follows_cue.mean()), "ood_rule": 1.0}
 
 
 def _pick(rng, words, n=1):
