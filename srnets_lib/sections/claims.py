@@ -11,11 +11,14 @@ to a result:
   COMPETITIVE  section 4.4's "competitive": >= 90% of the full model's ID (and OOD within 2 points)
   NEARLY_ALL   section 4.5's "nearly 100% OOD": >= 90% OOD
   EARLY        section 5.1's "competitive" start: >= 98% of "ft to end"'s ID, OOD >= its OOD - 2
+A claim holds only when its mean clears every threshold by verdict.MARGIN (1 point) or more.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from dataclasses import replace
 
 from .verdict import Measures, Statement, Verdict, pct
 
@@ -33,9 +36,19 @@ class Claim:
     """Evaluates one of the paper's claims on each task of a results frame."""
 
     def evaluate(self, df: pd.DataFrame, tasks=None) -> list[Verdict]:
-        """Verdicts for `tasks` (default: the frame's); a task without rows is not measurable."""
+        """Verdicts for `tasks` (default: the frame's) on the means over seeds, each with the same
+        rule's margin on every seed alone; a task without rows is not measurable."""
         tasks = list(dict.fromkeys(df.task)) if tasks is None else tasks
-        return [v for task in tasks for v in self.judge(df, task)]
+        verdicts = [v for task in tasks for v in self.judge(df, task)]
+        seeds = sorted(df.seed.dropna().unique()) if "seed" in df else []
+        if len(seeds) < 2:
+            return verdicts
+        alone: dict[tuple, list] = {}
+        for seed in seeds:
+            for v in (v for task in tasks for v in self.judge(df[df.seed == seed], task)):
+                alone.setdefault((v.claim, v.task, v.subject), []).append(v.margin)
+        return [replace(v, seed_margins=tuple(alone.get((v.claim, v.task, v.subject), ()))) if v.holds is not None
+                else v for v in verdicts]
 
     def judge(self, df: pd.DataFrame, task: str) -> list[Verdict]:
         raise NotImplementedError
@@ -112,5 +125,5 @@ class SubnetworkVsFull(Claim):
         margin = min(retained - RETAINED, gained - GAIN)
         return m.verdict(SRNET, subject, retained >= RETAINED and gained > GAIN, margin, notes=notes,
                          values={"id": sub_id, "ood": sub_ood, "reference id": ref_id, "reference ood": ref_ood},
-                         measured=f"ID {pct(sub_id)} ({100 * retained:.0f}% of {name}), OOD {pct(sub_ood)} "
+                         measured=f"ID {pct(sub_id)} ({100 * retained:.1f}% of {name}), OOD {pct(sub_ood)} "
                                   f"({100 * gained:+.1f} points)")

@@ -41,7 +41,7 @@ class EarlyStart(Claim):
         holds = mid_id >= EARLY[0] * end_id and mid_ood >= end_ood - EARLY[1]
         return m.verdict(EARLY_START, m.task, holds, min(mid_id - EARLY[0] * end_id, mid_ood - (end_ood - EARLY[1])),
                          values={"step": at, "id": mid_id, "ood": mid_ood, "end id": end_id, "end ood": end_ood},
-                         measured=f"from step {at:g} ({100 * at / end:.0f}% of fine-tuning) ID {pct(mid_id)}, OOD "
+                         measured=f"from step {at:g} ({100 * at / end:.1f}% of fine-tuning) ID {pct(mid_id)}, OOD "
                                   f"{pct(mid_ood)}; from the end ID {pct(end_id)}, OOD {pct(end_ood)}")
 
     @staticmethod

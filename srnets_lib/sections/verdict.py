@@ -1,9 +1,16 @@
 """Verdicts: a paper claim judged on a build's results, as a record (the values that decide it,
-the rule and its thresholds, holds or not, the margin), and the markdown a page renders from them."""
+the rule and its thresholds, holds or not, the margin), and the markdown a page renders from them.
+
+One pass rule for every claim: it holds when the mean over seeds clears each of its thresholds by
+at least MARGIN (1 point of a score; 0.01 nats where a claim compares losses). The margin is the
+smallest of the deciding values minus their thresholds; a verdict also says how many seeds clear
+the rule alone (`seed_margins`: the same rule judged on each seed's runs)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+MARGIN = 0.01
 
 import pandas as pd
 
@@ -37,6 +44,20 @@ class Verdict:
     reason: str = ""
     notes: tuple[str, ...] = ()  # what qualifies the verdict: a collapsed reference, the seeds' spread
     group: str = ""  # the page's facet (C.5: the backbone)
+    seed_margins: tuple[float | None, ...] = ()  # the margin judged on each seed alone (two or more seeds)
+    thin: bool = False  # the thresholds are cleared, but by less than MARGIN: not confirmed
+
+    def __post_init__(self):
+        """The pass rule (module docstring): a claim that clears its thresholds by less than the
+        margin does not hold; `thin` says so."""
+        if self.holds and (self.margin is None or self.margin < MARGIN):
+            object.__setattr__(self, "holds", False)
+            object.__setattr__(self, "thin", True)
+
+    @property
+    def seeds_clearing(self) -> int:
+        """How many seeds clear the rule alone (with the margin)."""
+        return sum(m is not None and m >= MARGIN for m in self.seed_margins)
 
 
 def pct(value: float | None) -> str:
@@ -89,12 +110,26 @@ class Measures:
         return self.verdict(statement, subject, None, reason=reason, **fields)
 
 
+def points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def _margin(v: Verdict) -> str:
+    """The margin sentence: over its thresholds, the seeds behind it, how many clear it alone."""
+    if v.margin is None:
+        return ""
+    alone = (f"; {v.seeds_clearing} of {len(v.seed_margins)} seeds clear it alone ("
+             + ", ".join("n/a" if m is None else points(m) for m in v.seed_margins) + ")") if v.seed_margins else ""
+    thin = f", under the {100 * MARGIN:.0f}-point margin the rule asks" if v.thin else ""
+    return f"(margin {points(v.margin)} over its thresholds{thin}; mean of {v.seeds} seed{'s' * (v.seeds != 1)}{alone})"
+
+
 def _sentence(v: Verdict, first: bool) -> str:
     if v.holds is None and not v.measured:
         return f"not measurable ({v.reason})." if first else f"{v.statement}: not measurable ({v.reason})."
     outcome = (f"**not measurable** here: {v.reason}" if v.holds is None
                else f"**{'confirmed' if v.holds else 'not confirmed'}** here")
-    return " ".join([f"{v.measured}: {v.statement} is {outcome}.", *v.notes])
+    return " ".join([f"{v.measured}: {v.statement} is {outcome}", _margin(v)]).rstrip() + ". " + " ".join(v.notes)
 
 
 def render(verdicts: list[Verdict]) -> str:
