@@ -90,6 +90,8 @@ def check(html: Path, screenshots: Path) -> list[str]:
             if errors:
                 problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
             problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
+            if "book.section(" in text or "params_file = None" in text:
+                problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
             if Path(name).name.startswith(("sec", "app")) and not images:
                 problems.append("no figure")
             driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))

@@ -1,8 +1,10 @@
 """environment.yml (conda) lists the same dependencies as pyproject.toml; pins are exact."""
 
 import re
+import sys
 import tomllib
 
+import pytest
 import yaml
 
 
@@ -32,26 +34,49 @@ def test_constraints_pin_every_dependency_exactly():
     assert pins["torch"] == "2.13.0"  # the CPU wheel on the workplace disk
 
 
-def _book_commands(*overrides: str) -> list[list[str]]:
-    import shlex
+def _make_book(tmp_path, *overrides: str, sweep_status: int = 0):
+    """Run `make book`'s recipe with stand-ins for python and jupyter-book that record their
+    arguments (one JSON list per line) and for the sweep exit with `sweep_status`."""
+    import json
     import subprocess
 
-    out = subprocess.run(["make", "-n", "book", *overrides], capture_output=True, text=True,
-                         check=True).stdout
-    return [shlex.split(line, comments=True) for line in out.splitlines() if line.strip()]
+    log, venv = tmp_path / "calls.jsonl", tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
+    stand_in = (f"#!{sys.executable}\nimport json, sys\nopen({str(log)!r}, 'a').write(json.dumps(sys.argv) + '\\n')\n"
+                f"sys.exit({sweep_status} if 'sweep' in sys.argv else 0)\n")
+    for path in (tmp_path / "python", venv / "bin" / "jupyter-book"):
+        path.write_text(stand_in)
+        path.chmod(0o755)
+    done = subprocess.run(["make", "-s", "book", f"PY={tmp_path / 'python'}", f"VENV={venv}", "STAMP=", *overrides],
+                          capture_output=True, text=True)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return done, calls
 
 
-def test_make_book_passes_one_output_folder_to_each_step():
+def test_make_book_passes_one_output_folder_to_each_step(tmp_path):
     """`make book` hands jupyter-book and the browser check the same single path (a
     trailing comment on the BOOK_OUT line once split it in two and failed CI)."""
     for overrides, out in [((), "."), (("BOOK_OUT=/tmp/x",), "/tmp/x")]:
-        commands = _book_commands(*overrides)
-        build = next(c for c in commands if "jupyter-book" in c[0])
-        check = next(c for c in commands if "srnets_lib.browser_check" in c)
+        (tmp_path / "calls.jsonl").unlink(missing_ok=True)
+        done, calls = _make_book(tmp_path, *overrides)
+        assert done.returncode == 0, done.stderr
+        build = next(c for c in calls if c[0].endswith("jupyter-book"))
+        check = next(c for c in calls if "srnets_lib.browser_check" in c)
         assert build[build.index("--path-output") + 1] == out
         assert check[check.index("--html") + 1] == f"{out}/_build/html"
-        assert check[check.index("--screenshot") + 1] == f"{out}/_build/screenshots"
         assert check[-2:] == ["--screenshot", f"{out}/_build/screenshots"]
+
+
+@pytest.mark.parametrize("status", [1, 143])
+def test_failed_runs_do_not_stop_the_book_but_an_interrupted_sweep_does(tmp_path, status):
+    """A sweep with failed runs (exit 1): the book is still built and checked, then make fails
+    saying so; an interrupted sweep (143: SIGTERM) stops make book at once."""
+    done, calls = _make_book(tmp_path, sweep_status=status)
+    built = any(c[0].endswith("jupyter-book") for c in calls)
+    assert done.returncode != 0 and built == (status == 1)
+    if status == 1:
+        assert any("srnets_lib.browser_check" in c for c in calls)
+        assert "built, but some runs failed" in done.stdout
 
 
 def test_the_browser_check_installs_nothing_and_says_how_to_get_a_browser(tmp_path, monkeypatch, capsys):
