@@ -183,27 +183,35 @@ def _prepare(model_name: str, workload: str, variant: str):
     return model, trainable
 
 
+def _step(model, trainable, variant: str):
+    """(forward, update) of one training step: the naive reference's, or the training loop's own
+    step unit (step.py) for every other variant."""
+    precision, _, _, compiled = VARIANTS[variant]
+    if variant != "naive":
+        return (step.ForwardLoss(model, "std", precision, compiled),
+                step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step)
+    optimizer = torch.optim.AdamW(trainable, lr=1e-4)
+
+    def forward(batch):
+        with runtime.autocast(precision):
+            logits = model(**batch["inputs"]).logits
+        return torch.nn.functional.cross_entropy(logits.float(), batch["labels"])
+
+    def update(loss):
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return forward, update
+
+
 def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args, barrier=None) -> dict:
     """Median seconds per step (per evaluation batch for `eval`) of one workload and variant."""
     if workload == "eval":
         return measure_eval(model_name, variant, encoded, args)
     precision, padding, _, compiled = VARIANTS[variant]
     model, trainable = _prepare(model_name, workload, variant)
-    if variant == "naive":
-        optimizer = torch.optim.AdamW(trainable, lr=1e-4)
-
-        def forward(batch):
-            with runtime.autocast(precision):
-                logits = model(**batch["inputs"]).logits
-            return torch.nn.functional.cross_entropy(logits.float(), batch["labels"])
-
-        def update(loss):
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-    else:  # the training loop's own step unit
-        forward = step.ForwardLoss(model, "std", precision, compiled)
-        update = step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step
+    forward, update = _step(model, trainable, variant)
     padded = padding == "max"
     batches = [b for b in train_batches(encoded, args.batch_size, np.random.default_rng(0), group_by_length=not padded)
                if len(b) == args.batch_size]
@@ -347,7 +355,7 @@ def gpu_estimate(rows: list[dict], env: dict, shared: dict | None) -> dict | Non
             "sharing_speedup": shared or {"1": 1.0}, "date": env["date"]}
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["tiny", "packaged-2", "packaged"],
@@ -364,7 +372,11 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sharing", nargs="*", type=int, default=[], help="e.g. 1 2 4: runs sharing the device")
     parser.add_argument("--out", default="bench/results.json", help="appends one record per run")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     cuda = runtime.device().type == "cuda"
     variants = args.variants or list(GPU_VARIANTS if cuda else CPU_VARIANTS)
     env = environment()
