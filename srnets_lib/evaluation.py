@@ -91,8 +91,9 @@ def selection_score(config, data) -> str:
 
 class Selection:
     """The best checkpoint so far on the ID dev score (`score`: the task's metric unless the run
-    selects on another) among the selectable ones (the first of equals), kept as a copy of what differs between checkpoints: the trained tensors and the
-    masks in force (mask buffers and thresholds)."""
+    selects on another) among the selectable ones (the first of equals), kept as a copy of what
+    differs between checkpoints: the trained tensors and the masks in force (mask buffers and
+    thresholds)."""
 
     def __init__(self, trainable: list[str], selectable: frozenset[int], score: str = "dev"):
         self.trainable, self.selectable, self.score = trainable, selectable, score

@@ -368,3 +368,31 @@ def test_files_that_are_not_utf8_are_named(tmp_path):
             case()
     with pytest.raises(params.ParamsError, match=rf"{tmp_path}/bad.yaml: not UTF-8 text"):
         params.load(latin1("bad.yaml", "name: caf\xe9\n"))
+
+
+@pytest.mark.parametrize("ood_train", [False, True])
+@pytest.mark.parametrize("task", ["paraphrase", "factcheck"])
+def test_the_files_a_sweep_checks_are_the_files_the_loaders_read(tmp_path, task, ood_train):
+    """local.expected_files (what a sweep checks before starting, reading no data) names each
+    file the loader needs: with all of them it loads, without any one it fails naming it (an
+    optional OOD set is recorded as missing instead)."""
+    import shutil
+
+    write_paraphrase_files(tmp_path, paws_qqp=True)
+    write(tmp_path / "paraphrase" / "paws_wiki" / "train.tsv", "id\tsentence1\tsentence2\tlabel\n2\tA .\tB .\t1\n")
+    write_factcheck_files(tmp_path)
+    expected = local.expected_files(task, "local", ood_train)
+    config = type("C", (), {"task": task, "data": DataConfig(source="local", path=str(tmp_path), ood_train=ood_train)})
+    assert local.check_files([config]) == []
+    local.load_local(task, tmp_path, ood_train)
+    for dataset, name, ood in expected:
+        path = tmp_path / name
+        shutil.move(path, tmp_path / "aside")
+        if ood in local.OPTIONAL_OOD:
+            assert ood in local.load_local(task, tmp_path, ood_train).ood_missing
+            assert local.check_files([config], skip_ood=[ood]) == []
+        else:
+            with pytest.raises(local.DataFileError, match=f"{dataset}: {path} not found"):
+                local.load_local(task, tmp_path, ood_train)
+        assert [line.split(" not found")[0] for line in local.check_files([config])] == [f"{dataset}: {path}"]
+        shutil.move(tmp_path / "aside", path)
