@@ -46,7 +46,7 @@ book: $(STAMP)
 	if [ $$status -ne 0 ]; then echo "make book: built, but some runs failed (listed above, shown as failed on" \
 	  "their pages); make book again retries them"; exit 1; fi
 
-# the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; the README gives its time)
+# the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; docs/MEASUREMENTS.md gives its time)
 book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
 

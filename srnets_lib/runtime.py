@@ -45,7 +45,7 @@ def compiled() -> bool:
     """Whether training and evaluation steps run through torch.compile ($SRNETS_COMPILE: auto,
     on or off). auto = on CUDA only: there the eager step is bound by Python and kernel
     launches, and CUDA graphs remove both; on CPU compiling took ~48 s per run and gave no
-    speed-up on the toy (measured, see the README's Speed section)."""
+    speed-up on the toy (measured: docs/MEASUREMENTS.md)."""
     choice = os.environ.get("SRNETS_COMPILE", "auto")
     if choice not in ("auto", "on", "off"):
         raise ValueError(f"SRNETS_COMPILE={choice!r}: expected auto, on or off")
@@ -85,7 +85,7 @@ def describe() -> dict:
     info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__}
     if device().type == "cuda":
         info["gpu"] = torch.cuda.get_device_name()
-    else:  # CPU float results depend on the instruction set and the thread count (README)
+    else:  # CPU float results depend on the instruction set and the thread count (docs/MEASUREMENTS.md)
         info["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
         info["threads"] = torch.get_num_threads()
     return info

@@ -277,7 +277,7 @@ def test_select_metric_picks_the_checkpoint_on_another_recorded_metric(store):
 
 
 def test_final_json_records_what_cpu_results_depend_on(store):
-    """CPU float results depend on the instruction set and the thread count (README): recorded."""
+    """CPU float results depend on the instruction set and the thread count (docs/MEASUREMENTS.md): recorded."""
     execution = execute(full()).execution
     assert execution["threads"] == torch.get_num_threads()
     assert execution["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
