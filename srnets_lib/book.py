@@ -6,9 +6,11 @@ verdicts."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -71,6 +73,26 @@ def _assigned(source: str) -> set[str]:
     return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
 
 
+def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
+    """Markdown: the exact commands behind a page (papermill -p only for the parameters its
+    notebook declares; the params file where it is not the default)."""
+    notebook = f"book/{name}.ipynb"
+    cell = next(c for c in json.loads((paths.BOOK_DIR / f"{name}.ipynb").read_text())["cells"]
+                if "parameters" in c.get("metadata", {}).get("tags", []))
+    point = f" -p sparsity {sparsities[0]:g}" if "sparsity" in _assigned("".join(cell["source"])) and sparsities else ""
+    source = (os.path.relpath(Path(params.source).resolve(), paths.PROJECT_ROOT)
+              if params.source != "<memory>" else DEFAULT_PARAMS)
+    other = "" if source == DEFAULT_PARAMS else f" -p params_file {source}"
+    return "\n".join([
+        "**Reproduce this page.**", "",
+        f"- One point: `papermill {notebook} out.ipynb{point} -p seeds \"[{seeds[0]}]\"{other}`",
+        f"- Every run it shows, then the page: `python -m srnets_lib sweep {notebook} --params {source}`, then "
+        "`SRNETS_COMPUTE=0 jupyter-book build --all .` (or `make book` for the whole book).",
+        f"- At paper scale (a GPU, the datasets): `python -m srnets_lib plan {notebook} --params params/paper.yaml` "
+        "lists its runs and optimizer steps (GPU-hours with `--steps-per-second`, or the rate `python -m "
+        "srnets_lib.bench` measured on the GPU), then `make book PARAMS=params/paper.yaml`."])
+
+
 def _listed(value) -> list | None:
     """None, a list, one value, or a YAML string of either (papermill -p passes strings)."""
     if isinstance(value, str):
@@ -128,6 +150,10 @@ class Page:
         reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
         reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
         return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
+
+    def reproduce(self) -> None:
+        """The commands that reproduce this page: one point, every run it shows, at paper scale."""
+        display(Markdown(reproduce_text(self.section.name, self.params, self.sparsities, self.seeds)))
 
     def figure(self) -> None:
         """The section's figure(s), drawn from the finished points."""

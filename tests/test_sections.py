@@ -3,6 +3,7 @@
 and a page shows what the run store lacks instead of dropping it."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,7 @@ def test_a_notebook_is_its_parameters_and_one_setup_call(name):
     # the HTML shows neither (MyST-NB tags); the setup's output, what the page is, stays
     assert code[0]["metadata"]["tags"] == ["parameters", "remove-cell"] and "compute = None" in "".join(code[0]["source"])
     assert code[1]["metadata"]["tags"] == ["remove-input"]
+    assert "".join(code[-1]["source"]) == "sec.reproduce()" and code[-1]["metadata"]["tags"] == ["remove-input"]
     setup = "".join(code[1]["source"])
     assert f'sec = book.section("{name}", ' in setup and setup.count("\n") == 2
     section = sections.get(name)
@@ -108,3 +110,19 @@ def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():
     full, shown_full = graph(notebooks, toy, full=True)
     assert set(shown) == {"tamt_transfer", "tamt_pretraining"} and set(shown_full) == set(n[5:-6] for n in notebooks)
     assert len(full) > len(default) and all(key in full.nodes for key in default.nodes)
+
+
+def test_each_page_ends_with_the_commands_that_reproduce_it(tmp_path):
+    """One point with papermill (-p sparsity only where the notebook declares it, the params file
+    where it is not the default), the sweep of its runs, and the paper-scale plan."""
+    from srnets_lib import params
+
+    toy = params.load("params/toy.yaml")
+    with_sparsity = book.reproduce_text("sec4_2", toy, [0.7], [2])
+    assert '`papermill book/sec4_2.ipynb out.ipynb -p sparsity 0.7 -p seeds "[2]"`' in with_sparsity
+    assert "`python -m srnets_lib sweep book/sec4_2.ipynb --params params/toy.yaml`" in with_sparsity
+    assert "`python -m srnets_lib plan book/sec4_2.ipynb --params params/paper.yaml`" in with_sparsity
+    other = tmp_path / "mine.yaml"
+    other.write_text(open("params/toy.yaml").read())
+    without = book.reproduce_text("sec5_1", params.load(other), [0.7], [1])
+    assert "-p sparsity" not in without and f'-p seeds "[1]" -p params_file {os.path.relpath(other)}`' in without
