@@ -70,10 +70,21 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
 
 
 def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
-    """mean +- std over seeds of every metric, as strings (x100, like the paper's tables)."""
-    cols = [c for c in metric_columns(df) if df[c].notna().any()]
-    grouped = df.groupby(list(index))[cols]
+    """mean ± std over seeds (x100, one decimal, like the paper's tables) of the ID score and of
+    each OOD set, the sets as rows of their own ("OOD set"), so no column is empty for a task
+    without that set; rows without any OOD score keep "–"."""
+    sets = [c for c in df.columns if c.startswith("ood:") and df[c].notna().any()]
+    keys = list(index)
+    if sets:
+        rest = [c for c in df.columns if c not in sets]
+        long = df.melt(id_vars=rest, value_vars=sets, var_name="OOD set", value_name="OOD").dropna(subset=["OOD"])
+        long["OOD set"] = long["OOD set"].str[len("ood:"):]
+        none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
+        df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
+    grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
     mean, std = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100
-    out = (mean.round(2).astype(str) + " ± " + std.round(2).astype(str)).mask(mean.isna(), "–")
-    out["seeds"] = grouped.size()  # "–": this task has no such OOD set
+    out = pd.DataFrame({("ID" if c == "id" else c): [("–" if pd.isna(m) else f"{m:.1f} ± {s:.1f}")
+                                                     for m, s in zip(mean[c], std[c])] for c in mean.columns},
+                       index=mean.index)
+    out["seeds"] = grouped.size()
     return out

@@ -126,3 +126,21 @@ def test_each_page_ends_with_the_commands_that_reproduce_it(tmp_path):
     other.write_text(open("params/toy.yaml").read())
     without = book.reproduce_text("sec5_1", params.load(other), [0.7], [1])
     assert "-p sparsity" not in without and f'-p seeds "[1]" -p params_file {os.path.relpath(other)}`' in without
+
+
+def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
+    """No column of dashes: a task's OOD set is named on its rows; mean ± std over seeds, x100,
+    one decimal; a row without an OOD score keeps its ID."""
+    import pandas as pd
+
+    from srnets_lib import plots
+
+    df = pd.DataFrame([{"task": "nli", "series": "full", "seed": 1, "id": 0.9, "ood:hans": 0.6, "ood:paws": None},
+                       {"task": "nli", "series": "full", "seed": 2, "id": 0.92, "ood:hans": 0.62, "ood:paws": None},
+                       {"task": "paraphrase", "series": "full", "seed": 1, "id": 0.95, "ood:hans": None, "ood:paws": 0.7},
+                       {"task": "sst2", "series": "full", "seed": 1, "id": 0.88, "ood:hans": None, "ood:paws": None}])
+    out = plots.table(df, index=("task", "series"))
+    assert list(out.columns) == ["ID", "OOD", "seeds"] and out.index.names == ["task", "series", "OOD set"]
+    assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.0", "61.0 ± 1.0", 2]
+    assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0 ± 0.0", "70.0 ± 0.0", 1]
+    assert out.loc[("sst2", "full", "–")].tolist() == ["88.0 ± 0.0", "–", 1] and len(out) == 3
