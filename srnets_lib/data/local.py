@@ -89,10 +89,13 @@ ALIASES = {
 }
 
 
+PAPER_TASKS = ("nli", "paraphrase", "factcheck")  # the folders (and tasks) ALIASES and expected_files cover
+
+
 def candidates(path: Path) -> list[Path]:
     """`path` (<data folder>/<task>/[paws_qqp|paws_wiki/]<file>) and where else the same file
     may be (ALIASES, under the data folder)."""
-    task = next((p for p in path.parents if p.name in ("nli", "paraphrase", "factcheck")), None)
+    task = next((p for p in path.parents if p.name in PAPER_TASKS), None)
     if task is None:  # another dataset's folder (WikiText-103, GLUE tasks of Part II): no aliases
         return [path]
     return [path, *(task.parent / alias for alias in ALIASES.get(path.relative_to(task.parent).as_posix(), []))]
@@ -317,7 +320,7 @@ def check_files(configs, skip_ood=()) -> list[str]:
     lines, seen = [], set()
     for config in configs:
         data = config.data
-        if data.source == "synthetic" or config.task not in ("nli", "paraphrase", "factcheck"):
+        if data.source == "synthetic" or config.task not in PAPER_TASKS:
             continue
         for dataset, name, ood in expected_files(config.task, data.source, data.ood_train):
             path = data_folder(data.path) / name
@@ -351,8 +354,9 @@ def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str], missing: d
     has to generate it from QQP, so a sweep starts without it only when told to skip it
     (execution.skip_ood: check_files), and `python -m srnets_lib evaluate` adds it later."""
     path = root / "paws_qqp" / "dev_and_test.tsv"
-    if found(path) is not None:
-        ood["paws_qqp"] = _relabel(read_paws(found(path), "paws_qqp"), list(spec("paraphrase").labels))
+    hit = found(path)
+    if hit is not None:
+        ood["paws_qqp"] = _relabel(read_paws(hit, "paws_qqp"), list(spec("paraphrase").labels))
     else:
         missing["paws_qqp"] = f"{path} not found ({SOURCES['PAWS-qqp']})"
         notes.append(f"PAWS-qqp skipped: {missing['paws_qqp']}")
