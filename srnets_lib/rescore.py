@@ -10,7 +10,7 @@ kept and scored on the new set; final.json gains the score and the set's fingerp
   started from (its init run's, kept because it read them, or the pre-trained ones, with the
   classifier its seed initialised) and its saved mask.
 Runs that train weights and did not keep them (IMP, fine-tuned subnetworks, full models no run
-starts from) cannot be rebuilt: they are listed, with what recomputing them costs.
+starts from) cannot be rebuilt: they are listed, with why.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from .build import TrainingRun, build_run
 from .config import RunConfig
 from .data import fingerprints
 from .request import Request
+from .result import RunResult
 from .runs import Run
 
 
-def restore(run: TrainingRun, store: Run) -> str | None:
-    """Load the selected checkpoint's model into `run.model`; None, or why it cannot be rebuilt."""
-    result = store.result()
+def restore(run: TrainingRun, store: Run, result: RunResult) -> str | None:
+    """Load the selected checkpoint's model (of the run whose result is `result`) into
+    `run.model`; None, or why it cannot be rebuilt."""
     if result.levels:
         return "an IMP run: its levels' weights were not kept"
     untrained = all(name.endswith("mask_scores") for name in run.trainable)
@@ -50,7 +51,7 @@ def rescore(config: RunConfig, root: Path | None = None) -> tuple[list[str], str
     new = [name for name in run.evaluator.ood if name not in result.ood]
     if not new:
         return [], None
-    why = restore(run, store)
+    why = restore(run, store, result)
     if why is not None:
         return new, why
     scores = run.evaluator.scores(run.model, tuple(new))
