@@ -21,6 +21,7 @@ from . import paper_numbers, paths, plots, report, sections
 from .config import CORPUS
 from . import params as params_lib
 from .sections import gather
+from .sections import verdict
 from .sections.verdict import Verdict, render
 
 DEFAULT_PARAMS = "params/toy.yaml"
@@ -166,12 +167,14 @@ class Page:
 
     def table(self):
         """The section's table: mean ± std over seeds (x100)."""
-        return self.section.table(self) if not self.frame.empty else Markdown("*No finished runs to tabulate.*")
+        if self.frame.empty:
+            return Markdown("*No finished runs to tabulate.*")
+        return plots.folded(self.section.table(self), "The values (mean ± std over seeds, x100)")
 
     def references_table(self):
         """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""
-        return (plots.table(self.references, index=("task", "series")) if not self.references.empty
-                else Markdown("*No finished full models.*"))
+        return (plots.folded(plots.table(self.references, index=("task", "series")), "The full models")
+                if not self.references.empty else Markdown("*No finished full models.*"))
 
     def paper_table(self) -> pd.DataFrame:
         """The paper's numbers for this section (paper_numbers.yaml), for the page's tasks."""
@@ -185,6 +188,10 @@ class Page:
         """Every verdict of the page: its reference claims on every full model, its claims on its
         tasks, per group of points (C.5: per backbone)."""
         return self._on_references() + self._on_tasks()
+
+    def summary(self) -> None:
+        """The page's opening sentences: its verdicts in brief, numbers from the run store."""
+        display(Markdown(verdict.summary(self.evaluate(), self.synthetic)))
 
     def verdicts(self) -> None:
         """The section's claims judged on the page's tasks, as markdown."""

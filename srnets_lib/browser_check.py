@@ -3,8 +3,9 @@
     python -m srnets_lib.browser_check [--html _build/html] [--screenshot _build/screenshots]
 
 Every chapter in _toc.yml must load; every image in it must have loaded with a non-zero
-natural size; no cell output may show an error or a traceback; section notebooks must hold at
-least one figure. A screenshot of each chapter is saved. It uses a chromium and chromedriver
+natural size; no cell output may show an error or a traceback, setup code, or a table cut in the
+middle; section notebooks must hold a figure at least 70% of the text column wide; the scorecard
+must hold a row per claim. A screenshot of each chapter is saved. It uses a chromium and chromedriver
 already on the machine and installs nothing (`make browser` installs Debian's, as .ci/run does);
 without them it says how to get them and skips. Exit status 1 lists every failure.
 """
@@ -12,16 +13,19 @@ without them it says how to get them and skips. Exit status 1 lists every failur
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 from pathlib import Path
 
 import yaml
 
-from . import paths
+from . import paper_numbers, paths
 
 ERROR_SELECTORS = ".output.traceback, .output.error, .cell_output .output.stderr, div.highlight-ipythontb"
 ERROR_TEXTS = ("Traceback (most recent call last)",)
+SETUP_CODE = ("book.section(", "scorecard.build(", "params_file = None")  # the notebooks' hidden cells
+FIGURE_WIDTH = 0.7  # a section's main figure spans at least this share of the text column
 
 
 def chapters(toc_file: Path) -> list[str]:
@@ -90,10 +94,7 @@ def check(html: Path, screenshots: Path) -> list[str]:
             if errors:
                 problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
             problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
-            if "book.section(" in text or "params_file = None" in text:
-                problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
-            if Path(name).name.startswith(("sec", "app")) and not images:
-                problems.append("no figure")
+            problems += page_problems(driver, Path(name).name, text, len(images))
             driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"browser_check: {name}: {len(images)} image(s), {status}")
@@ -101,6 +102,34 @@ def check(html: Path, screenshots: Path) -> list[str]:
     finally:
         driver.quit()
     return failures
+
+
+def page_problems(driver, name: str, text: str, n_images: int) -> list[str]:
+    """What a reader must not meet on a page: setup code, a table cut in the middle, a section's
+    figure narrower than FIGURE_WIDTH of the text column, a scorecard without a row per claim."""
+    problems = []
+    if any(code in text for code in SETUP_CODE):
+        problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
+    cut = re.search(r"\d+ rows × \d+ columns", text)
+    if cut:
+        problems.append(f"a table is cut in the middle ({cut.group(0)})")
+    if name.startswith(("sec", "app", "tamt")):
+        widths = driver.execute_script(
+            "const a = document.querySelector('article.bd-article') || document.querySelector('main');"
+            "return [a.getBoundingClientRect().width,"
+            " Math.max(0, ...Array.from(a.querySelectorAll('img')).map(i => i.getBoundingClientRect().width))];")
+        if not n_images:
+            if "An opt-in page" not in text:  # an opt-in page's runs come with make book-full only
+                problems.append("no figure")
+        elif widths[1] < FIGURE_WIDTH * widths[0]:
+            problems.append(f"the widest figure is {widths[1]:.0f} px of the {widths[0]:.0f} px text column "
+                            f"(under {FIGURE_WIDTH:.0%})")
+    if name == "scorecard":
+        rows = driver.execute_script("return document.querySelectorAll('div.scorecard table tbody tr').length;")
+        claims = len(paper_numbers.load()["claims"])
+        if rows < claims:
+            problems.append(f"the scorecard table has {rows} rows for the {claims} claims of paper_numbers.yaml")
+    return problems
 
 
 def main(argv=None) -> int:

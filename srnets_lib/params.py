@@ -91,6 +91,8 @@ class Override(_Strict):
 SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5",
             "tamt_transfer", "tamt_pretraining", "tamt_iterations", "tamt_data")
 Section = Literal[SECTIONS]
+# book notebooks that show no runs of their own (they read the other pages' results): a sweep skips them
+RUNLESS_PAGES = ("scorecard",)
 
 
 class Sections(_Strict):

@@ -88,3 +88,14 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
                        index=mean.index)
     out["seeds"] = grouped.size()
     return out
+
+
+def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
+    """A table shown whole (pandas' display cuts the middle of one over 60 rows): one longer than
+    `longer_than` rows inside a collapsed <details> block that says what it holds."""
+    if not isinstance(df, pd.DataFrame) or len(df) <= longer_than:
+        return df
+    from IPython.display import HTML
+
+    return HTML(f"<details><summary>{what}: {len(df)} rows (click to open)</summary>{df.to_html()}</details>")
+

@@ -38,11 +38,12 @@ def test_compiled_variant_and_sharing_run_on_cpu(tmp_path):
     assert set(record["sharing_speedup"]) == {"1", "2"} and record["sharing_speedup"]["1"] == 1.0
 
 
-def test_toc_lists_the_intro_and_every_section_notebook():
+def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     names = chapters(paths.PROJECT_ROOT / "_toc.yml")
     assert names[0] == "book/intro"
     from srnets_lib.params import SECTIONS
 
-    assert names[1:] == [f"book/{s}" for s in SECTIONS]  # Part I's sections, then Part II's pages
+    # the scorecard first, then Part I's sections, then Part II's pages
+    assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS]
     assert all((paths.PROJECT_ROOT / f"{n}.ipynb").exists() or (paths.PROJECT_ROOT / f"{n}.md").exists()
                for n in names)

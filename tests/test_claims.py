@@ -168,3 +168,17 @@ def test_render_heads_each_group_and_joins_a_subjects_verdicts():
     verdicts = [v.__class__(**{**v.__dict__, "group": "BERT-large"}) for v in FullModels().evaluate(df)]
     text = render(verdicts)
     assert text.startswith("**BERT-large**\n\n- nli: std full model ID 90.0") and text.count("- nli:") == 1
+
+
+def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
+    from srnets_lib.sections.verdict import summary
+
+    df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.86, 0.60)]})
+    verdicts = FullModels().evaluate(df) + SubnetworkVsFull("mask (poe)").evaluate(df)
+    text = summary(verdicts, synthetic=True)
+    assert text.startswith("**In short** (on synthetic data, not the paper's): 3 of the 4 cases this page judges "
+                           "confirm the paper's claim; 1 clears its thresholds by less than the 1-point margin.")
+    assert "The clearest: 'standard fine-tuning exploits the dataset bias' on nli (" in text and "margin +35.0)" in text
+    assert text.endswith("The weakest: a sparse *and* robust subnetwork on nli, mask (poe) at sparsity 0.7 "
+                         "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.6).")
+    assert "none of the 2 cases" in summary(FullModels().evaluate(full((0.9, 0.5), (0.9, 0.6)), tasks=["qqp"]), synthetic=True)

@@ -65,13 +65,15 @@ def test_requests_follow_what_a_point_reads():
 
 
 @pytest.mark.parametrize("name", sections.SECTIONS)
-def test_a_notebook_is_its_parameters_and_one_setup_call(name):
+def test_a_notebook_is_its_parameters_one_setup_call_and_its_summary(name):
     nb = json.loads(Path(f"book/{name}.ipynb").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert nb["nbformat"] == 4 and not any(c["outputs"] or c["execution_count"] for c in code)
     # the HTML shows neither (MyST-NB tags); the setup's output, what the page is, stays
     assert code[0]["metadata"]["tags"] == ["parameters", "remove-cell"] and "compute = None" in "".join(code[0]["source"])
     assert code[1]["metadata"]["tags"] == ["remove-input"]
+    # then the page's summary, computed from its verdicts, before any figure or table
+    assert "".join(code[2]["source"]) == "sec.summary()" and code[2]["metadata"]["tags"] == ["remove-input"]
     assert "".join(code[-1]["source"]) == "sec.reproduce()" and code[-1]["metadata"]["tags"] == ["remove-input"]
     setup = "".join(code[1]["source"])
     assert f'sec = book.section("{name}", ' in setup and setup.count("\n") == 2
@@ -87,7 +89,7 @@ def test_the_paper_numbers_are_read_from_one_file():
     table6 = paper_numbers.table("table6")
     assert table6.loc[("BERT-large", "mask 0.7"), "MNLI"] == "77.54 (6.10)"
     assert table6.loc[("RoBERTa-base", "full bert (std)"), "HANS"] == "68.33 (0.88)"
-    assert {sections.get(n).paper_table for n in sections.SECTIONS} - {None} == set(paper_numbers.load())
+    assert {sections.get(n).paper_table for n in sections.SECTIONS} - {None} == set(paper_numbers.load()) - {"claims"}
 
 
 def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, monkeypatch):
@@ -144,3 +146,14 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
     assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.0", "61.0 ± 1.0", 2]
     assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0 ± 0.0", "70.0 ± 0.0", 1]
     assert out.loc[("sst2", "full", "–")].tolist() == ["88.0 ± 0.0", "–", 1] and len(out) == 3
+
+
+def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
+    from srnets_lib.sweep import graph, jobs
+
+    toy = params.load("params/toy.yaml")
+    _, shown = graph(["book/scorecard.ipynb", "book/sec4_5.ipynb"], toy)
+    assert set(shown) == {"sec4_5"}
+    assert {j.notebook for j in jobs(["book/scorecard.ipynb", "book/sec4_5.ipynb"], "params/toy.yaml")} == {"book/sec4_5.ipynb"}
+    with pytest.raises(ValueError, match="not a book notebook"):
+        graph(["book/intro.ipynb"], toy)

@@ -50,7 +50,8 @@ def distances(page) -> pd.Series:
             masks.setdefault((p.series, p.x), []).append(run.masks(level))
     rows = {(series, x): sum(1 - pruning.jaccard(m, masks[("OMP", x)][0]) for m in found) / len(found)
             for (series, x), found in masks.items() if ("OMP", x) in masks}
-    return pd.Series(rows, name="distance to OMP", dtype=float).rename_axis(["series", "x"])
+    index = pd.MultiIndex.from_tuples(list(rows), names=["series", "x"])  # also when no run is finished
+    return pd.Series(list(rows.values()), index=index, name="distance to OMP", dtype=float)
 
 
 def loss_correlates(table: pd.DataFrame) -> list[Verdict]:

@@ -25,6 +25,12 @@ class Statement:
     rule: str
     thresholds: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self):
+        STATEMENTS.setdefault(self.id, self)
+
+
+STATEMENTS: dict[str, Statement] = {}  # every statement by id, as the section modules define them
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -148,3 +154,24 @@ def render(verdicts: list[Verdict]) -> str:
         lines[-1] += " " + _sentence(v, first=lines[-1].endswith(":"))
         said.add(v.reason)
     return "\n".join(lines).strip()
+
+
+def summary(verdicts: list[Verdict], synthetic: bool) -> str:
+    """The two or three sentences that open a page: how many of its cases hold, then its clearest
+    and its weakest case with their numbers (all from the verdicts, so from the run store)."""
+    judged = sorted((v for v in verdicts if v.margin is not None), key=lambda v: v.margin)
+    scale = "on synthetic data, not the paper's" if synthetic else "at this build's settings"
+    if not judged:
+        return f"**In short** ({scale}): none of the {len(verdicts)} cases this page judges is measurable yet."
+    held = sum(bool(v.holds) for v in verdicts)
+    thin = sum(v.thin for v in verdicts)
+    unmeasured = sum(v.holds is None for v in verdicts)
+    counts = [f"{thin} clear{'s' * (thin == 1)} {'its' if thin == 1 else 'their'} thresholds by less than "
+              f"the {100 * MARGIN:.0f}-point margin"] * bool(thin) + [f"{unmeasured} not measurable"] * bool(unmeasured)
+    text = (f"**In short** ({scale}): {held} of the {len(verdicts)} cases this page judges confirm the paper's claim"
+            + "".join(f"; {c}" for c in counts) + ".")
+    case = (lambda v: f"{v.statement} on {v.subject} ({v.measured}; margin {points(v.margin)})")
+    if len(judged) == 1:
+        return text + f" The case: {case(judged[0])}."
+    return text + f" The clearest: {case(judged[-1])}. The weakest: {case(judged[0])}."
+
