@@ -17,7 +17,7 @@ import pandas as pd
 import yaml
 from IPython.display import Markdown, display
 
-from . import paper_numbers, paths, plots, report, sections
+from . import mask_structure, models, paper_numbers, paths, plots, report, sections
 from .config import CORPUS
 from . import params as params_lib
 from .sections import gather
@@ -183,6 +183,24 @@ class Page:
     def curves(self) -> pd.DataFrame:
         """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
         return gather.curves([p for p in self.points if p.task in self.tasks])
+
+    def mask_structure(self, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
+        """Beyond the paper: per layer, the heads and neurons each subnetwork series empties at
+        `sparsity` (None: the page's highest), and its masks' Jaccard similarity to `against`'s."""
+        sparsity = max(self.sparsities) if sparsity is None else sparsity
+        shown = [p for p in self.points if p.task in self.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
+        found = gather.masks(shown, sparsity)
+        if not found:
+            display(Markdown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*"))
+            return
+        df = mask_structure.frame(found, models.num_heads(shown[0].config.backbone), against)
+        fig = mask_structure.figure(df, sparsity, against, self.synthetic)
+        display(fig)
+        plt.close(fig)
+        lacking = sorted({p.series for p in shown} - set(df.series))
+        if lacking:
+            display(Markdown(f"No stored mask at sparsity {sparsity:g} for: {', '.join(lacking)} (an IMP run keeps "
+                             "only its last level's mask, unless it rewinds: imp-rw keeps every level's)."))
 
     def evaluate(self) -> list[Verdict]:
         """Every verdict of the page: its reference claims on every full model, its claims on its

@@ -97,6 +97,13 @@ def tiny_config(num_labels: int, vocab_size: int):
                       intermediate_size=64, max_position_embeddings=128, num_labels=num_labels)
 
 
+def num_heads(backbone: str) -> int:
+    """The backbone's attention heads per layer (from its config)."""
+    from transformers import AutoConfig
+
+    return 2 if backbone == "tiny" else AutoConfig.from_pretrained(resolve(backbone)).num_attention_heads
+
+
 def load_tokenizer(backbone: str):
     from transformers import AutoTokenizer
 

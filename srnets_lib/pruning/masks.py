@@ -299,7 +299,8 @@ def jaccard(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
         raise MaskFileError(f"the masks cover different matrices: {sorted(set(a) ^ set(b))[:3]}")
     values = []
     for name in a:
-        both, either = (a[name] & b[name]).sum().item(), (a[name] | b[name]).sum().item()
+        x, y = a[name].numpy(), b[name].numpy()  # numpy counts booleans far faster than torch sums them
+        both, either = np.count_nonzero(x & y), np.count_nonzero(x | y)
         values.append(both / either if either else 1.0)
     return float(np.mean(values))
 

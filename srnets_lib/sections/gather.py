@@ -92,3 +92,17 @@ def curves(points: list[Point], root=None) -> pd.DataFrame:
         for r in Run(p.config, root).metrics():
             rows.append({"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, **r})
     return pd.DataFrame(rows)
+
+
+def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
+    """{(task, seed, series): mask} of the finished subnetwork points at `sparsity` whose mask the
+    store holds (IMP keeps only its last level's, imp-rw every level's)."""
+    found = {}
+    for p in points:
+        run = Run(p.config, root)
+        if p.reference or abs(p.x - sparsity) > 1e-9 or not run.done:
+            continue
+        last = p.level is None or abs(p.level - p.config.sparsity) < 1e-9
+        if run.file(paths.MASK if last else paths.level_mask(p.level)).is_file():
+            found[(p.task, p.seed, p.series)] = run.masks(None if last else p.level)
+    return found
