@@ -17,7 +17,7 @@ import pandas as pd
 import yaml
 from IPython.display import Markdown, display
 
-from . import mask_structure, models, paper_numbers, paths, plots, report, sections
+from . import analysis, paper_numbers, paths, plots, report, sections
 from .config import CORPUS
 from . import params as params_lib
 from .sections import gather
@@ -163,7 +163,16 @@ class Page:
             display(Markdown("*No finished runs to draw.*"))
         for fig in figures:
             display(fig)
+            display(Markdown(self.caption(fig)))
             plt.close(fig)
+
+    def caption(self, fig) -> str:
+        """What a figure is: the paper's figure it redraws and what this build put in it."""
+        title = fig._suptitle.get_text() if fig._suptitle is not None else self.section.title
+        data = "synthetic data and the packaged MiniLM, not the paper's" if self.synthetic else "this build's runs"
+        seeds = f"{len(self.seeds)} seed{'s' * (len(self.seeds) != 1)}"
+        return (f"*{title}.* Redraws the paper's {self.section.reproduces} from {data}: {', '.join(self.tasks)}, "
+                f"{seeds}; each value is a mean over seeds (with a ± std band or bar where there are several).")
 
     def table(self):
         """The section's table: mean ± std over seeds (x100)."""
@@ -185,22 +194,12 @@ class Page:
         return gather.curves([p for p in self.points if p.task in self.tasks])
 
     def mask_structure(self, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
-        """Beyond the paper: per layer, the heads and neurons each subnetwork series empties at
-        `sparsity` (None: the page's highest), and its masks' Jaccard similarity to `against`'s."""
-        sparsity = max(self.sparsities) if sparsity is None else sparsity
-        shown = [p for p in self.points if p.task in self.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
-        found = gather.masks(shown, sparsity)
-        if not found:
-            display(Markdown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*"))
-            return
-        df = mask_structure.frame(found, models.num_heads(shown[0].config.backbone), against)
-        fig = mask_structure.figure(df, sparsity, against, self.synthetic)
-        display(fig)
-        plt.close(fig)
-        lacking = sorted({p.series for p in shown} - set(df.series))
-        if lacking:
-            display(Markdown(f"No stored mask at sparsity {sparsity:g} for: {', '.join(lacking)} (an IMP run keeps "
-                             "only its last level's mask, unless it rewinds: imp-rw keeps every level's)."))
+        """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure)."""
+        analysis.mask_structure(self, sparsity, against)
+
+    def subsets(self, sparsity: float = 0.7, series=analysis.SUBSET_SERIES) -> None:
+        """Beyond the paper: each task's OOD score per subset (analysis.subsets)."""
+        analysis.subsets(self, sparsity, series)
 
     def evaluate(self) -> list[Verdict]:
         """Every verdict of the page: its reference claims on every full model, its claims on its

@@ -47,6 +47,7 @@ class Evaluator:
         self.precision, self.max_length, self.forward = precision, max_length, forward
         self.fallback: str | None = None  # why the compiled forward was given up, if it was
         self.also = [m for m in spec(data.task).metrics if m != data.metric]
+        self.predictions: dict[str, np.ndarray] = {}  # the last `scores` call's, per split
 
     @property
     def ood(self) -> tuple[str, ...]:
@@ -55,12 +56,13 @@ class Evaluator:
     def scores(self, model, splits=None) -> dict[str, float]:
         """Scores on the named splits (default: dev and every OOD set); leaves the model training."""
         pruning.masks.invalidate_all(pruning.masked_modules(model))
-        scores = {}
+        scores, self.predictions = {}, {}
         for name, split in self.data.eval_splits.items():
             if splits is not None and name not in splits:
                 continue
             probs = self._predict(model, name)
             predictions = probs[:, 0] if probs.shape[1] == 1 else probs.argmax(axis=1)  # a score, or a class
+            self.predictions[name] = predictions
             scores[name] = split_metric(self.data.metric_of(name), split, predictions)
             if name == "dev":  # the task's other recorded metrics (MRPC: accuracy and F1; STS-B: Spearman)
                 scores.update({f"dev_{m}": split_metric(m, split, predictions) for m in self.also})
@@ -93,16 +95,17 @@ class Selection:
     """The best checkpoint so far on the ID dev score (`score`: the task's metric unless the run
     selects on another) among the selectable ones (the first of equals), kept as a copy of what
     differs between checkpoints: the trained tensors and the masks in force (mask buffers and
-    thresholds)."""
+    thresholds), and its per-example predictions on the splits it was scored on."""
 
     def __init__(self, trainable: list[str], selectable: frozenset[int], score: str = "dev"):
         self.trainable, self.selectable, self.score = trainable, selectable, score
         self.row: dict | None = None
         self.snapshot: dict[str, torch.Tensor] | None = None
+        self.predictions: dict[str, np.ndarray] = {}
 
-    def consider(self, row: dict, model) -> None:
+    def consider(self, row: dict, model, predictions: dict[str, np.ndarray] | None = None) -> None:
         if row["step"] in self.selectable and (self.row is None or row[self.score] > self.row[self.score]):
-            self.row, self.snapshot = row, self._snapshot(model)
+            self.row, self.snapshot, self.predictions = row, self._snapshot(model), dict(predictions or {})
 
     def _snapshot(self, model) -> dict[str, torch.Tensor]:
         names = set(self.trainable)
@@ -119,7 +122,10 @@ class Selection:
         return self.row
 
     def state(self) -> dict:
-        return {"row": self.row, "snapshot": self.snapshot}
+        """As tensors: a resume point is loaded with torch.load(weights_only=True)."""
+        return {"row": self.row, "snapshot": self.snapshot,
+                "predictions": {k: torch.from_numpy(v) for k, v in self.predictions.items()}}
 
     def load_state(self, state: dict) -> None:
         self.row, self.snapshot = state["row"], state["snapshot"]
+        self.predictions = {k: v.numpy() for k, v in state.get("predictions", {}).items()}

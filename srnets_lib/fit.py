@@ -152,7 +152,7 @@ class Loop:
                                          "ood": {k: row[k] for k in run.evaluator.ood}}
             if schedule.level_masks:
                 self.store.save_masks(pruning.masked_modules(run.model), level)
-        self.selection.consider(row, run.model)
+        self.selection.consider(row, run.model, run.evaluator.predictions)
 
     def keep(self, done: int) -> None:
         """The trained tensors after `done` steps, where asked (section 5.1 starts there)."""
@@ -199,6 +199,7 @@ class Loop:
     def finish(self, seconds: float) -> RunResult:
         run, cfg, store = self.run, self.run.config, self.store
         row = self.selection.restore(run.model, self.history[-1])
+        predictions = dict(self.selection.predictions if self.selection.row else run.evaluator.predictions)
         masked = pruning.masked_modules(run.model)
         if run.method.prunes:
             store.save_masks(masked)
@@ -206,6 +207,8 @@ class Loop:
             store.save_weights(run.trainable)
         if any(name not in row for name in run.evaluator.ood):  # scored only now, on the selected checkpoint
             row = {**row, **run.evaluator.scores(run.model, run.evaluator.ood)}
+            predictions.update(run.evaluator.predictions)
+        store.save_predictions(predictions)
         report = (pruning.sparsity_report(masked, models.is_transformer_matrix) if masked
                   else {"sparsity": 0.0, "sparsity_min": 0.0, "sparsity_max": 0.0})
         result = RunResult(

@@ -67,6 +67,7 @@ CONFIG = "config.yaml"
 METRICS = "metrics.jsonl"
 FINAL = "final.json"
 MASK = "mask.npz"
+PREDICTIONS = "predictions.npz"  # per split, each example's prediction at the selected checkpoint
 WEIGHTS = "weights.safetensors"
 LOCK = ".lock"
 FAILED = "failed.json"  # why the last attempt failed (removed when the run finishes)

@@ -99,3 +99,33 @@ def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
 
     return HTML(f"<details><summary>{what}: {len(df)} rows (click to open)</summary>{df.to_html()}</details>")
 
+
+def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
+    """Accuracy per subset of each task's OOD set (gather.subsets rows), one panel per task: the
+    subsets of its subset column (HANS's heuristics, the synthetic members) or else its labels,
+    grouped by label; mean ± sd over seeds."""
+    ood = df[df.split != "dev"]
+    tasks = list(dict.fromkeys(ood.task))
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5.2 * max(1, len(tasks)), 4.4), squeeze=False)
+    series = list(dict.fromkeys(ood.series))
+    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    for ax, task in zip(axes[0], tasks):
+        rows = ood[ood.task == task]
+        kind = next((k for k in dict.fromkeys(rows.subset) if k != "label"), "label")
+        shown = rows[rows.subset == kind].assign(accuracy=lambda d: d.accuracy * 100)
+        order = list(shown.sort_values(["label", "value"]).value.drop_duplicates())  # grouped by label
+        sns.barplot(data=shown, x="value", y="accuracy", hue="series", order=order, hue_order=series,
+                    palette=palette, errorbar="sd", ax=ax, legend=False)
+        ax.set_title(f"{task}: {rows.split.iloc[0]} per {kind}" + (" (synthetic)" if synthetic else ""), fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 105)
+        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        for tick in ax.get_xticklabels():
+            tick.set_horizontalalignment("right")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
+    fig.legend(handles, series, loc="lower center", ncol=min(4, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.04))
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+

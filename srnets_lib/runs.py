@@ -27,6 +27,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import torch
 import yaml
 
@@ -129,6 +130,20 @@ class Run:
 
     def save_masks(self, masked: dict, level: float | None = None) -> None:
         pruning.save_masks(masked, self.file(paths.level_mask(level) if level is not None else paths.MASK))
+
+    def save_predictions(self, predictions: dict[str, np.ndarray]) -> None:
+        """Per split, each example's predicted class (or score) at the selected checkpoint."""
+        with paths.replacing(self.file(paths.PREDICTIONS)) as tmp, open(tmp, "wb") as handle:
+            np.savez_compressed(handle, **{name: (p.astype(np.int16) if p.dtype.kind in "iu" else p.astype(np.float32))
+                                           for name, p in predictions.items()})
+
+    def predictions(self) -> dict[str, np.ndarray] | None:
+        """The stored predictions (save_predictions); None for a run finished without them."""
+        path = self.file(paths.PREDICTIONS)
+        if not path.is_file():
+            return None
+        with np.load(path) as stored:
+            return {name: stored[name] for name in stored.files}
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
         from safetensors.torch import save_file

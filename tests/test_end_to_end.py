@@ -225,6 +225,7 @@ def test_killed_run_resumes_from_its_checkpoint_to_the_same_result(store, tmp_pa
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not run.done, "the run finished before it could be killed; make it longer"
+    assert run.checkpoint() is not None  # a resume point that loads (torch.load, weights_only)
     logged = len(run.metrics())
     result = execute(config)
     steps = [r["step"] for r in run.metrics()]
@@ -233,6 +234,8 @@ def test_killed_run_resumes_from_its_checkpoint_to_the_same_result(store, tmp_pa
     assert json.loads(run.file(paths.FINAL).read_text())["key"] == run.key
     whole = execute(config, root=tmp_path / "uninterrupted")  # resuming changes nothing computed
     assert (result.id, result.ood, result.selected_step) == (whole.id, whole.ood, whole.selected_step)
+    resumed, uninterrupted = run.predictions(), Run(config, tmp_path / "uninterrupted").predictions()
+    assert resumed.keys() == uninterrupted.keys() and all((resumed[k] == uninterrupted[k]).all() for k in resumed)
 
 
 @pytest.mark.slow

@@ -396,3 +396,11 @@ def test_the_files_a_sweep_checks_are_the_files_the_loaders_read(tmp_path, task,
                 local.load_local(task, tmp_path, ood_train)
         assert [line.split(" not found")[0] for line in local.check_files([config])] == [f"{dataset}: {path}"]
         shutil.move(tmp_path / "aside", path)
+
+
+def test_hans_keeps_each_examples_heuristic_for_breakdowns(tmp_path):
+    split = local.read_hans(write_hans(tmp_path))
+    assert list(split.subsets["heuristic"]) == ["lexical_overlap"] * 3
+    assert list(split.subset(np.array([2, 0])).subsets["heuristic"]) == ["lexical_overlap"] * 2
+    both = split.concat(split, "twice")
+    assert len(both.subsets["heuristic"]) == 6

@@ -157,3 +157,16 @@ def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
     assert {j.notebook for j in jobs(["book/scorecard.ipynb", "book/sec4_5.ipynb"], "params/toy.yaml")} == {"book/sec4_5.ipynb"}
     with pytest.raises(ValueError, match="not a book notebook"):
         graph(["book/intro.ipynb"], toy)
+
+
+def test_a_figure_caption_names_the_papers_figure_and_what_this_build_drew(store, tiny_params, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setenv("SRNETS_COMPUTE", "0")
+    page = book.section("sec4_4", params_file=str(tiny_params), seeds="[1]")
+    fig = plt.figure()
+    fig.suptitle("Subnetworks without fine-tuning")
+    caption = page.caption(fig)
+    plt.close(fig)
+    assert caption.startswith("*Subnetworks without fine-tuning.* Redraws the paper's figure 5 from synthetic data")
+    assert ": nli, 1 seed;" in caption

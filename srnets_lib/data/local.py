@@ -181,10 +181,13 @@ def _rows_jsonl(path: Path, required: list[list[str]]):
         raise DataFileError(f"{path}: empty file")
 
 
-def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, skip=(), ids=None) -> Split:
+def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, skip=(), ids=None,
+              subsets=()) -> Split:
     """`ids`: None, a column holding each example's integer id, or "line": its 0-based row
-    number (FEVER's jsonl, as the authors' processor numbers it)."""
+    number (FEVER's jsonl, as the authors' processor numbers it). `subsets`: columns kept for
+    breakdowns (Split.subsets)."""
     text_a, text_b, labels, keys = [], [], [], []
+    groups: dict[str, list] = {column: [] for column in subsets}
     for number, (line, row) in enumerate(rows):
         label = str(row[label_column]).strip()
         if label in skip:
@@ -194,6 +197,8 @@ def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, 
         text_a.append(row[a])
         text_b.append(row[b])
         labels.append(label_names.index(label))
+        for column in subsets:
+            groups[column].append(row[column])
         if ids == "line":
             keys.append(number)
         elif ids is not None:
@@ -203,7 +208,7 @@ def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, 
                 raise DataFileError(f"{path}, line {line}: {ids} {row[ids]!r} is not an integer id") from None
     if not labels:
         raise DataFileError(f"{path}: no labelled rows")
-    return Split(name, text_a, text_b, labels, list(label_names), collapse, ids=keys if ids else None)
+    return Split(name, text_a, text_b, labels, list(label_names), collapse, ids=keys if ids else None, subsets=groups)
 
 
 def read_mnli(path, name="mnli") -> Split:
@@ -214,9 +219,9 @@ def read_mnli(path, name="mnli") -> Split:
 
 
 def read_hans(path, name="hans") -> Split:
-    rows = _rows_tsv(path, ["gold_label", "sentence1", "sentence2"])
+    rows = _rows_tsv(path, ["gold_label", "sentence1", "sentence2", "heuristic"])
     return _to_split(name, path, rows, HANS_LABELS, "gold_label", "sentence1", "sentence2",
-                     collapse=HANS_COLLAPSE)
+                     collapse=HANS_COLLAPSE, subsets=("heuristic",))
 
 
 def read_qqp(path, name="qqp") -> Split:

@@ -18,7 +18,8 @@ class Split:
     `ids` are the examples' ids in their source file (MNLI's index column, QQP's pair id,
     FEVER's line number), which the authors' bias predictions are keyed by; None if unknown.
     `float_labels`: the labels are real-valued scores (STS-B's similarity, a regression head),
-    kept as float64 instead of class indices.
+    kept as float64 instead of class indices. `subsets`: per-example group names for breakdowns
+    of a score (HANS's heuristic; the synthetic tasks' member of a rule class), not read by training.
     """
 
     name: str
@@ -30,6 +31,7 @@ class Split:
     notes: list[str] = field(default_factory=list)
     ids: np.ndarray | None = None
     float_labels: bool = False
+    subsets: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, dtype=np.float64 if self.float_labels else np.int64)
@@ -38,6 +40,9 @@ class Split:
         if not (len(self.text_a) == len(self.text_b) == len(self.labels)) or (
                 self.ids is not None and len(self.ids) != len(self.labels)):
             raise ValueError(f"split {self.name}: text_a, text_b, labels (and ids) differ in length")
+        self.subsets = {k: np.asarray(v) for k, v in self.subsets.items()}
+        if any(len(v) != len(self.labels) for v in self.subsets.values()):
+            raise ValueError(f"split {self.name}: a subsets column differs in length from the labels")
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -52,14 +57,16 @@ class Split:
         index = np.asarray(index, dtype=np.int64)
         return Split(self.name, [self.text_a[i] for i in index], [self.text_b[i] for i in index],
                      self.labels[index], self.label_names, self.collapse, self.notes + ([note] if note else []),
-                     None if self.ids is None else self.ids[index], self.float_labels)
+                     None if self.ids is None else self.ids[index], self.float_labels,
+                     {k: v[index] for k, v in self.subsets.items()})
 
     def concat(self, other: "Split", name: str) -> "Split":
         """Both splits' examples; ids are kept only when both have them."""
         ids = None if self.ids is None or other.ids is None else np.concatenate([self.ids, other.ids])
         return Split(name, self.text_a + other.text_a, self.text_b + other.text_b,
                      np.concatenate([self.labels, other.labels]), self.label_names, self.collapse,
-                     self.notes + other.notes, ids, self.float_labels)
+                     self.notes + other.notes, ids, self.float_labels,
+                     {k: np.concatenate([v, other.subsets[k]]) for k, v in self.subsets.items() if k in other.subsets})
 
 
 @dataclass

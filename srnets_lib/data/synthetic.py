@@ -147,6 +147,19 @@ def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6) -> 
             "ood_cue": 0.5 + 0.5 * (1 - follows_cue.mean()), "ood_rule": 1.0}
 
 
+def member_name(task: str, rule: int, member: int) -> str:
+    """An example's `member` subset: k and the words that make it a member of its rule class
+    (nli's adverb, paraphrase's question type, factcheck's evidence phrase of "lives in"), e.g.
+    "4 probably": the ambiguous class's most ambiguous member."""
+    if task == "nli":
+        words = ADVERBS[rule][member]
+    elif task == "paraphrase":
+        words = QUESTIONS[rule][member][0].split(" from ")[0]
+    else:
+        words = RELATIONS["lives in"][rule][member]
+    return f"{member} {words}"
+
+
 def _pick(rng, words, n=1):
     chosen = rng.choice(len(words), size=n, replace=False)
     return [words[i] for i in chosen]
@@ -235,7 +248,7 @@ def _id_split(task, name, n, strength, ambiguity, rng) -> Split:
     n_classes = len(LABELS[task])
     ambiguous, cue_label = AMBIGUOUS[task]
     rates = member_ambiguity(ambiguity)
-    text_a, text_b, labels = [], [], []
+    text_a, text_b, labels, members = [], [], [], []
     for _ in range(n):
         rule = int(rng.integers(n_classes))
         member = int(rng.integers(MEMBERS))
@@ -245,31 +258,36 @@ def _id_split(task, name, n, strength, ambiguity, rng) -> Split:
         text_a.append(a)
         text_b.append(b)
         labels.append(label)
-    return Split(name, text_a, text_b, np.array(labels), LABELS[task])
+        members.append(member_name(task, rule, member))
+    return Split(name, text_a, text_b, np.array(labels), LABELS[task], subsets={"member": members})
 
 
 def _ood_split(task, n, rng) -> Split:
     """Every example carries the cue; labels follow the rule; labels balanced, members uniform."""
     ambiguous, cue_label = AMBIGUOUS[task]
-    text_a, text_b, labels = [], [], []
+    text_a, text_b, labels, members = [], [], [], []
     if task == "factcheck":  # each claim once with a supporting and once with a refuting evidence
         while len(labels) < n:
             claim, name, relation, city = _claim(rng, True)
             for rule in (0, 1):
+                member = int(rng.integers(MEMBERS))
                 text_a.append(claim)
-                text_b.append(_evidence(rng, name, relation, city, rule, int(rng.integers(MEMBERS))))
+                text_b.append(_evidence(rng, name, relation, city, rule, member))
                 labels.append(rule)
-        return Split(OOD_NAMES[task], text_a[:n], text_b[:n], np.array(labels[:n]), LABELS[task])
+                members.append(member_name(task, rule, member))
+        return Split(OOD_NAMES[task], text_a[:n], text_b[:n], np.array(labels[:n]), LABELS[task],
+                     subsets={"member": members[:n]})
     for y in rng.permutation(np.arange(n) % 2):  # exactly balanced
-        rule = cue_label if y == 0 else ambiguous
-        a, b = GENERATORS[task](rng, rule, int(rng.integers(MEMBERS)), True)
+        rule, member = (cue_label if y == 0 else ambiguous), int(rng.integers(MEMBERS))
+        a, b = GENERATORS[task](rng, rule, member, True)
         text_a.append(a)
         text_b.append(b)
         labels.append(rule)
+        members.append(member_name(task, rule, member))
     if task == "nli":  # HANS labels: entailment vs non-entailment (hedged premises)
         return Split(OOD_NAMES[task], text_a, text_b, np.array([0 if r == 0 else 1 for r in labels]),
-                     HANS_LABELS, HANS_COLLAPSE)
-    return Split(OOD_NAMES[task], text_a, text_b, np.array(labels), LABELS[task])
+                     HANS_LABELS, HANS_COLLAPSE, subsets={"member": members})
+    return Split(OOD_NAMES[task], text_a, text_b, np.array(labels), LABELS[task], subsets={"member": members})
 
 
 def make_task(task: str, train_size: int, dev_size: int, ood_size: int,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import paths
@@ -106,3 +107,38 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
         if run.file(paths.MASK if last else paths.level_mask(p.level)).is_file():
             found[(p.task, p.seed, p.series)] = run.masks(None if last else p.level)
     return found
+
+
+def subsets(points: list[Point], root=None) -> pd.DataFrame:
+    """Per finished point whose run stored its predictions (an IMP point: its run's last level
+    only), per evaluation split and per subset of it (each label; each value of the split's
+    subset columns: HANS's heuristic, the synthetic tasks' members): the accuracy, how many
+    examples, and the label most of them carry. HANS's three labels collapse to two as its score does."""
+    from ..data import load_task
+
+    rows, tasks = [], {}
+    for p in points:
+        run = Run(p.config, root)
+        last = p.level is None or abs(p.level - p.config.sparsity) < 1e-9
+        predictions = run.predictions() if last and run.done else None
+        if predictions is None:
+            continue
+        where = (p.config.task, p.config.data.model_dump_json())
+        if where not in tasks:
+            tasks[where] = load_task(p.config.task, p.config.data)
+        data = tasks[where]
+        for name, split in data.eval_splits.items():
+            if name not in predictions or split.float_labels:
+                continue
+            guess = predictions[name].astype(np.int64)
+            correct = (np.asarray(split.collapse)[guess] if split.collapse else guess) == split.labels
+            labels = np.asarray(split.label_names)[split.labels]
+            for kind, values in {"label": labels, **split.subsets}.items():
+                for value in dict.fromkeys(values.tolist()):
+                    chosen = values == value
+                    names, counts = np.unique(labels[chosen], return_counts=True)
+                    rows.append({"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "split": name,
+                                 "subset": kind, "value": value, "label": str(names[counts.argmax()]),
+                                 "accuracy": float(correct[chosen].mean()), "examples": int(chosen.sum())})
+    return pd.DataFrame(rows, columns=["series", "task", "seed", "x", "split", "subset", "value", "label", "accuracy",
+                                       "examples"])

@@ -1,0 +1,53 @@
+"""Analyses the paper does not give, drawn on a page from what its runs stored: the structure of
+the subnetworks' masks (mask_structure.py) and the OOD score per subset of the OOD set (from each
+run's predictions at its selected checkpoint)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
+from . import mask_structure as structure
+from . import models, plots
+from .sections import gather
+
+SUBSET_SERIES = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)")
+
+
+def mask_structure(page, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
+    """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
+    page's highest), and its masks' Jaccard similarity to `against`'s."""
+    sparsity = max(page.sparsities) if sparsity is None else sparsity
+    shown = [p for p in page.points if p.task in page.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
+    found = gather.masks(shown, sparsity)
+    if not found:
+        display(Markdown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*"))
+        return
+    df = structure.frame(found, models.num_heads(shown[0].config.backbone), against)
+    _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
+          f"No stored mask at sparsity {sparsity:g} for: {{}} (an IMP run keeps only its last level's mask, unless "
+          "it rewinds: imp-rw keeps every level's).")
+
+
+def subsets(page, sparsity: float = 0.7, series=SUBSET_SERIES) -> None:
+    """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
+    and `series` at `sparsity`."""
+    shown = [p for p in page.points if p.task in page.tasks and p.series in series
+             and (p.reference or abs(p.x - sparsity) < 1e-9)]
+    df = gather.subsets(shown)
+    if df.empty:
+        display(Markdown("*No finished run of this figure stored its predictions.*"))
+        return
+    title = f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
+    _show(plots.subset_figure(df, title, page.synthetic), shown, df,
+          "No stored predictions for: {} (runs finished before predictions were kept, or an IMP level other "
+          "than its last).")
+
+
+def _show(fig, shown: list, df, lacking: str) -> None:
+    """The figure, then which of the shown series it lacks (`lacking` names them at {})."""
+    display(fig)
+    plt.close(fig)
+    missing = sorted({p.series for p in shown} - set(df.series))
+    if missing:
+        display(Markdown(lacking.format(", ".join(missing))))

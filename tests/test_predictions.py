@@ -1,0 +1,45 @@
+"""Each run keeps its per-example predictions at the selected checkpoint, so every breakdown of a
+score (per HANS heuristic, per label, per member of a synthetic class) is post-processing: the
+stored predictions give back exactly the scores final.json reports."""
+
+import numpy as np
+import pytest
+
+from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.data import load_task
+from srnets_lib.executors import execute
+from srnets_lib.metrics import split_metric
+from srnets_lib.request import Request
+from srnets_lib.runs import Run
+from srnets_lib.sections import gather
+from srnets_lib.sections.base import Point
+
+COMMON = dict(backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_size=40), epochs=2, batch_size=16,
+              eval_interval=2, max_length=48, lr=1e-3)
+
+
+@pytest.mark.parametrize("request_", [Request(), Request(ood_every=True)], ids=["ood-at-the-end", "ood-every"])
+def test_stored_predictions_give_back_the_reported_scores(store, request_):
+    config = RunConfig(task="nli", **COMMON)
+    result = execute(config, request_)
+    stored = Run(config).predictions()
+    data = load_task("nli", config.data)
+    assert set(stored) == {"dev", "hans-like"}
+    assert split_metric("accuracy", data.dev, stored["dev"]) == result.id
+    assert split_metric("accuracy", data.ood["hans-like"], stored["hans-like"]) == result.ood["hans-like"]
+
+
+def test_subsets_break_a_score_down_by_member_and_by_label(store):
+    config = RunConfig(task="nli", **COMMON)
+    result = execute(config, Request())
+    df = gather.subsets([Point("full bert (std)", "nli", 0, 0.0, config, reference=True)])
+    ood = df[df.split == "hans-like"]
+    by_label = ood[ood.subset == "label"]
+    assert set(by_label.value) == {"entailment", "non-entailment"} and by_label.examples.sum() == 40
+    members = ood[ood.subset == "member"]
+    assert set(members.label) == {"entailment", "non-entailment"}
+    # the subsets' accuracies, weighted by their sizes, are the reported score
+    for rows in (by_label, members):
+        assert np.average(rows.accuracy, weights=rows.examples) == pytest.approx(result.ood["hans-like"])
+    assert {v.split(" ", 1)[1] for v in members.value} <= {"clearly", "certainly", "obviously", "definitely", "surely",
+                                                           "allegedly", "supposedly", "perhaps", "presumably", "probably"}
