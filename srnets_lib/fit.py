@@ -208,7 +208,8 @@ class Loop:
         if any(name not in row for name in run.evaluator.ood):  # scored only now, on the selected checkpoint
             row = {**row, **run.evaluator.scores(run.model, run.evaluator.ood)}
             predictions.update(run.evaluator.predictions)
-        store.save_predictions(predictions)
+        if predictions:  # none from a corpus run (losses) or SQuAD (spans)
+            store.save_predictions(predictions)
         report = (pruning.sparsity_report(masked, models.is_transformer_matrix) if masked
                   else {"sparsity": 0.0, "sparsity_min": 0.0, "sparsity_max": 0.0})
         result = RunResult(

@@ -126,6 +126,7 @@ class CorpusEvaluator:
     `dev` is minus the run's own objective, so the higher the better as for a task."""
 
     ood: tuple[str, ...] = ()
+    predictions: dict = {}  # losses, not per-example predictions: the run stores none (never mutated)
 
     def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, objective: str):
         batches = CorpusBatches(encoded, tokenizer, batch_size, 42, True)

@@ -55,6 +55,7 @@ class SpanEvaluator:
     (data/squad.predictions: n_best 20, max answer 30) against all its gold answers; fractions."""
 
     ood: tuple[str, ...] = ()
+    predictions: dict = {}  # answer spans, not class predictions: the run stores none (never mutated)
 
     def __init__(self, windows: Windows, batch_size: int, pad_id: int, precision: str):
         self.windows, self.batch_size, self.pad_id, self.precision = windows, batch_size, pad_id, precision

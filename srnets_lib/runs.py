@@ -132,18 +132,13 @@ class Run:
         pruning.save_masks(masked, self.file(paths.level_mask(level) if level is not None else paths.MASK))
 
     def save_predictions(self, predictions: dict[str, np.ndarray]) -> None:
-        """Per split, each example's predicted class (or score) at the selected checkpoint."""
-        with paths.replacing(self.file(paths.PREDICTIONS)) as tmp, open(tmp, "wb") as handle:
-            np.savez_compressed(handle, **{name: (p.astype(np.int16) if p.dtype.kind in "iu" else p.astype(np.float32))
-                                           for name, p in predictions.items()})
+        """Per split, each example's predicted class (int16) or score (float32) at the selected checkpoint."""
+        _write_arrays(self.file(paths.PREDICTIONS), {name: p.astype(np.int16 if p.dtype.kind in "iu" else np.float32)
+                                                     for name, p in predictions.items()})
 
     def predictions(self) -> dict[str, np.ndarray] | None:
         """The stored predictions (save_predictions); None for a run finished without them."""
-        path = self.file(paths.PREDICTIONS)
-        if not path.is_file():
-            return None
-        with np.load(path) as stored:
-            return {name: stored[name] for name in stored.files}
+        return _read_arrays(self.file(paths.PREDICTIONS))
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
         from safetensors.torch import save_file
@@ -176,33 +171,52 @@ class Run:
         HEARTBEAT_SECONDS while held. A dead process's lock (this host) is taken over; a live
         holder's is waited for (`wait`: another sweep computes the run) or refused; a lock of
         another host untouched for STALE_SECONDS is refused with the command that clears it."""
-        lock = self.file(paths.LOCK)
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            created = _create(lock)
-        except PermissionError as err:
-            raise PermissionError(err.errno, f"the run store {self.root} is not writable ({err.strerror}: "
-                                  f"{err.filename}); set SRNETS_RUNS to a folder you can write") from None
-        said = False
-        while not created and not _create(lock):
-            self.release_stale_lock()
-            state = lock_state(lock)
-            if state == "stale":
-                raise RunBusy(f"run {self.key}: its lock {lock} (held by {_holder(lock)}) has had no heartbeat for "
-                              f"{time.time() - lock.stat().st_mtime:.0f} s; if that process is gone, clear it: rm {lock}")
-            if state == "alive" and not wait:
-                raise RunBusy(f"run {self.key} is being computed by {_holder(lock)}")
-            if state == "alive":
-                if not said:
-                    print(f"run {self.key} is being computed by {_holder(lock)}: waiting for it", file=sys.stderr)
-                    said = True
-                time.sleep(WAIT_POLL_SECONDS)
+        lock = _acquire(self, wait)
         beat = _Heartbeat(lock)
         try:
             yield
         finally:
             beat.stop()
             lock.unlink(missing_ok=True)
+
+
+def _acquire(run: Run, wait: bool) -> Path:
+    """Create the run's lock (Run.claim), taking over a dead holder's of this host and waiting for
+    a live one's where `wait`; its path."""
+    lock = run.file(paths.LOCK)
+    try:
+        run.dir.mkdir(parents=True, exist_ok=True)
+        created = _create(lock)
+    except PermissionError as err:
+        raise PermissionError(err.errno, f"the run store {run.root} is not writable ({err.strerror}: "
+                              f"{err.filename}); set SRNETS_RUNS to a folder you can write") from None
+    said = False
+    while not created and not _create(lock):
+        run.release_stale_lock()
+        state = lock_state(lock)
+        if state == "stale":
+            raise RunBusy(f"run {run.key}: its lock {lock} (held by {_holder(lock)}) has had no heartbeat for "
+                          f"{time.time() - lock.stat().st_mtime:.0f} s; if that process is gone, clear it: rm {lock}")
+        if state == "alive" and not wait:
+            raise RunBusy(f"run {run.key} is being computed by {_holder(lock)}")
+        if state == "alive":
+            if not said:
+                print(f"run {run.key} is being computed by {_holder(lock)}: waiting for it", file=sys.stderr)
+                said = True
+            time.sleep(WAIT_POLL_SECONDS)
+    return lock
+
+
+def _write_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
+        np.savez_compressed(handle, **arrays)
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray] | None:
+    if not path.is_file():
+        return None
+    with np.load(path) as stored:
+        return {name: stored[name] for name in stored.files}
 
 
 HEARTBEAT_SECONDS = 30.0  # a lock holder touches its lock this often
