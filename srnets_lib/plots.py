@@ -128,4 +128,3 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     fig.suptitle(title)
     fig.tight_layout()
     return fig
-
