@@ -125,7 +125,7 @@ class Page:
         self.section, self.params = section, params
         self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
         self.points = sections.points(section.name, params, tasks, seeds, sparsities)
-        self.synthetic = params.defaults.get("data", {}).get("source", "synthetic") == "synthetic"
+        self.synthetic = report.synthetic(params)
         self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
         self.missing: list[sections.Point] = []
 

@@ -13,11 +13,21 @@ SYNTHETIC_NOTE = ("**These results come from synthetic planted-bias data and a s
                   "data, truncated to its first layers). They are not the paper's numbers.**")
 
 
+def synthetic(params) -> bool:
+    """Whether the params file's runs read the synthetic tasks (the embedded default's data)."""
+    return params.defaults.get("data", {}).get("source", "synthetic") == "synthetic"
+
+
+def shown_path(source: str) -> str:
+    """A params file as a reader would type it: relative to the project when inside it."""
+    path = Path(source).resolve()
+    return str(path.relative_to(paths.PROJECT_ROOT)) if path.is_relative_to(paths.PROJECT_ROOT) else source
+
+
 def banner(params) -> str:
     """What the numbers on a page are: synthetic toy results, a derived params file's, or a
     paper-scale reproduction (never the paper's own published numbers)."""
-    data = params.defaults.get("data", {}).get("source", "synthetic")
-    if data == "synthetic":
+    if synthetic(params):
         return SYNTHETIC_NOTE
     if params.name != "paper":
         return (f"**These results come from `{params.source}` ({params.name}: {params.description.strip()}). "
@@ -38,7 +48,5 @@ def scope(params, tasks, seeds, section: str = "") -> str:
                          f"(the {'default' if part_two else 'preset'}'s: {', '.join(map(str, preset))})")
     if not parts:
         return ""
-    source = Path(params.source).resolve()
-    shown = source.relative_to(paths.PROJECT_ROOT) if source.is_relative_to(paths.PROJECT_ROOT) else source
     block = "tamt" if part_two else "sections"
-    return f"\n\nThis page shows {' and '.join(parts)}, as `{block}` in `{shown}` chooses."
+    return f"\n\nThis page shows {' and '.join(parts)}, as `{block}` in `{shown_path(params.source)}` chooses."

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -77,7 +76,7 @@ class Scorecard:
 
     def __init__(self, params):
         self.params = params
-        self.synthetic = params.defaults.get("data", {}).get("source", "synthetic") == "synthetic"
+        self.synthetic = report.synthetic(params)
         self.verdicts: dict[str, list[Verdict]] = {}
         self.missing: dict[str, int] = {}
         for name in params_lib.SECTIONS:
@@ -122,7 +121,7 @@ class Scorecard:
                  "At paper scale the comparison is of values: the paper's numbers are means over its seeds.")
         display(Markdown("\n\n".join([
             report.banner(self.params),
-            f"It reads the run store `{paths.runs_root()}` of `{_shown_path(self.params.source)}`'s build. {scale}",
+            f"It reads the run store `{paths.runs_root()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
             "A margin is the smallest distance of the claim's deciding values from its thresholds, in points "
             "of the score (x 100 of a loss, a correlation or a distance in Part II's analysis); a claim is "
             f"confirmed when the mean over seeds clears every threshold by {100 * MARGIN:.0f} point or more.",
@@ -158,10 +157,3 @@ class Scorecard:
 
 def _html(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=False, border=0, classes="dataframe", justify="left")
-
-
-def _shown_path(source: str) -> str:
-    """A params file as the reader would type it: relative to the project when inside it."""
-    path = Path(source).resolve()
-    return str(path.relative_to(paths.PROJECT_ROOT)) if path.is_relative_to(paths.PROJECT_ROOT) else source
-

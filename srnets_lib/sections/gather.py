@@ -95,6 +95,12 @@ def curves(points: list[Point], root=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _last_level(p: Point) -> bool:
+    """Whether the point is its run's end (not an earlier IMP level): what the run's mask and
+    predictions files hold."""
+    return p.level is None or abs(p.level - p.config.sparsity) < 1e-9
+
+
 def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
     """{(task, seed, series): mask} of the finished subnetwork points at `sparsity` whose mask the
     store holds (IMP keeps only its last level's, imp-rw every level's)."""
@@ -103,7 +109,7 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
         run = Run(p.config, root)
         if p.reference or abs(p.x - sparsity) > 1e-9 or not run.done:
             continue
-        last = p.level is None or abs(p.level - p.config.sparsity) < 1e-9
+        last = _last_level(p)
         if run.file(paths.MASK if last else paths.level_mask(p.level)).is_file():
             found[(p.task, p.seed, p.series)] = run.masks(None if last else p.level)
     return found
@@ -119,8 +125,7 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
     rows, tasks = [], {}
     for p in points:
         run = Run(p.config, root)
-        last = p.level is None or abs(p.level - p.config.sparsity) < 1e-9
-        predictions = run.predictions() if last and run.done else None
+        predictions = run.predictions() if _last_level(p) and run.done else None
         if predictions is None:
             continue
         where = (p.config.task, p.config.data.model_dump_json())
