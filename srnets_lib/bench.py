@@ -24,9 +24,9 @@ Variants, each adding one change to the one before it:
   compiled pad  the compiled step on batches padded to --max-length
 Defaults: on CPU naive .. ours (compiling a CPU step took ~48 s and gave no gain); on CUDA
 naive, bf16 pad, ours, compiled pad, compiled. `--sharing 1 2 4` also measures the aggregate
-mask-training steps/s of N processes sharing the device. On CUDA the record carries a
-`gpu_estimate` (BERT-base compiled mask steps/s at mnli-like lengths, evaluation examples/s,
-sharing speed-ups) that `python -m srnets_lib plan` turns into GPU-hours.
+mask-training steps/s of N processes sharing the device. `python -m srnets_lib plan` turns the
+newest CUDA rows (BERT-base compiled mask steps/s at mnli-like lengths, compiled evaluation
+examples/s, sharing speed-ups) into GPU-hours (plan.load_throughput).
 
 Each row says which path ran: a compiled variant whose compiling, CUDA-graph capture or compiled
 backward fails is measured eagerly from there, with a warning, and reads "eager (compiling failed:
@@ -234,8 +234,8 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
 
     times, tokens, lengths = [], 0, []
     with PeakMemory() as memory:  # from the first step: activations, gradients, optimiser state
-        for i in range(args.warmup):
-            one(batches[i % len(batches)])
+        for index in warmup_batches(batches, encoded, args, compiled, padded):
+            one(index)
         _sync()
         if barrier is not None:
             barrier.wait()
@@ -259,6 +259,25 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
             "padded_tokens_per_step": args.batch_size * args.max_length if padded else None,
             "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12, "total_s": total,
             "path": path(compiled, getattr(forward, "fallback", None))}
+
+
+def warmup_batches(batches: list, encoded: Encoded, args, compiled: bool, padded: bool) -> list:
+    """The batches run before timing: --warmup of them, and on real lengths every shape the timed
+    steps meet: --warmup batches of each padded width for a compiled step (each width compiles and
+    records its own CUDA graph), and on CUDA each timed batch once for an eager one (a shape's
+    first step there paid ~3x: a first measurement of BERT-base mask training, 0.20 s against
+    0.03 s warm on an H100)."""
+    chosen = [batches[i % len(batches)] for i in range(args.warmup)]
+    timed = [batches[(args.warmup + i) % len(batches)] for i in range(args.steps)]
+    if padded:
+        return chosen
+    if compiled:
+        width = lambda index: step.bucket(int(encoded.lengths[index].max()), args.max_length)
+        for w in sorted({width(b) for b in timed}):
+            chosen += [b for b in batches if width(b) == w][: args.warmup]
+    elif runtime.device().type == "cuda":
+        chosen += timed
+    return chosen
 
 
 def path(compiled: bool, fallback: str | None) -> str:
@@ -341,20 +360,6 @@ def encoded_lengths(kind: str, max_length: int) -> Encoded:
     return encode(data.train, models.load_tokenizer("packaged"), max_length, "packaged", cache=False)
 
 
-def gpu_estimate(rows: list[dict], env: dict, shared: dict | None) -> dict | None:
-    """What `plan` needs from a GPU run: BERT-base compiled mask steps/s at mnli-like lengths."""
-    def rate(workload, key):
-        found = [r for r in rows if r["model"] == "bert-base" and r["workload"] == workload
-                 and r["variant"] == "compiled" and r["path"] == "compiled" and r["lengths"] == "mnli-like"]
-        return found[-1][key] if found else None
-
-    steps, evals = rate("mask", "s_per_step"), rate("eval", "examples_per_s")
-    if env["device"] != "cuda" or steps is None or evals is None:
-        return None
-    return {"device": env["device_name"], "steps_per_second": 1.0 / steps, "eval_examples_per_second": evals,
-            "sharing_speedup": shared or {"1": 1.0}, "date": env["date"]}
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -385,6 +390,15 @@ def main(argv=None) -> int:
     print(f"{env['device_name']} ({env['device']}, {env['cpu_capability']}, {env['threads']} threads), "
           f"torch {env['torch']}; matmul peak {peak / 1e12:.2f} TFLOP/s")
     rows, shared = [], None
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    history = json.loads(out.read_text()) if out.exists() else []
+
+    def save(complete: bool):  # after every row: an interrupted bench leaves its rows, marked incomplete
+        record = {"environment": env, "args": vars(args), "rows": rows, "sharing_speedup": shared,
+                  "complete": complete}
+        out.write_text(json.dumps(history + [record], indent=1) + "\n")
+
     print(f"{'model':10} {'workload':9} {'variant':13} {'s/step':>8} {'ex/s':>8} {'tok/s':>9} "
           f"{'mem MB':>8} {'TFLOP/s':>8} {'MFU':>6} {'vs ref':>7}  path")
     for model_name in args.models:
@@ -407,17 +421,10 @@ def main(argv=None) -> int:
                       f"{row['examples_per_s']:8.1f} {row['tokens_per_s']:9.0f} {mem:>8} "
                       f"{row['model_tflops']:8.3f} {mfu:>6} {row['speedup_vs_reference']:6.2f}x  {row['path']}",
                       flush=True)
+                save(complete=False)
         if args.sharing:
             shared = sharing(model_name, "compiled" if cuda else "ours", encoded, margs, args.sharing)
-    record = {"environment": env, "args": {k: v for k, v in vars(args).items()}, "rows": rows,
-              "sharing_speedup": shared}
-    estimate = gpu_estimate(rows, env, shared)
-    if estimate:
-        record["gpu_estimate"] = estimate
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    history = json.loads(out.read_text()) if out.exists() else []
-    out.write_text(json.dumps(history + [record], indent=1) + "\n")
+    save(complete=True)
     print(f"written to {out}")
     return 0
 

@@ -119,11 +119,11 @@ class LocalExecutor:
         return progress.close()
 
 
-# Runs placed on one GPU at once (Ray fractional GPUs). Measured on an H100: four eager BERT-base
-# mask-training runs sharing it trained at 3.4x the throughput of one, and four CUDA-graph runs
-# added only about 12% per step over one. Memory is estimated, not measured here: fp32 weights,
-# scores and Adam state of BERT-base are ~2 GB, activations at batch 32 a few GB more, so four fit
-# an 80 GB GPU. `python -m srnets_lib.bench --sharing 1 2 4` measures it.
+# Runs placed on one GPU at once (Ray fractional GPUs). Measured on an H100 (bench --sharing 1 2 4,
+# docs/MEASUREMENTS.md): four compiled BERT-base mask-training runs trained at 1.01x the
+# throughput of one, each using 2.2 GB: CUDA-graph steps of separate processes take turns. Four
+# cost nothing, and a run's CPU phases (data, evaluation bookkeeping, checkpoints) and an eager
+# run's gaps between kernels leave the GPU to the others.
 RUNS_PER_GPU = 4
 TRANSIENT_RETRIES = 2  # Ray tasks whose worker process died are run again this many times
 

@@ -149,13 +149,32 @@ def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
 
 
 def load_throughput(path: Path | None = None) -> dict | None:
-    """The newest GPU throughput the bench measured for BERT-base (bench/results.json records
-    with a "gpu_estimate": steps_per_second, eval_examples_per_second, sharing_speedup, device)."""
+    """The GPU throughput `bench` measured for BERT-base, the newest figure of each kind in
+    bench/results.json from CUDA rows that ran compiled at mnli-like lengths: mask-training steps/s,
+    evaluation examples/s (both needed, from the same GPU model), and the speed-up of runs sharing
+    the GPU (1.0 where unmeasured). Rows of a bench cut short count: each was measured whole."""
     path = path or paths.PROJECT_ROOT / "bench" / "results.json"
     if not path.is_file():
         return None
-    records = [r for r in json.loads(path.read_text()) if r.get("gpu_estimate")]
-    return records[-1]["gpu_estimate"] if records else None
+    found = {}
+    for record in json.loads(path.read_text()):
+        env = record["environment"]
+        if env["device"] != "cuda":
+            continue
+        for row in record["rows"]:
+            if (row["model"], row["variant"], row["path"], row["lengths"]) == ("bert-base", "compiled", "compiled",
+                                                                               "mnli-like"):
+                found[(env["device_name"], row["workload"])] = (row, env["date"])
+        if record.get("sharing_speedup"):
+            found[(env["device_name"], "sharing")] = (record["sharing_speedup"], env["date"])
+    devices = [d for d, w in found if w == "mask" and (d, "eval") in found]
+    if not devices:
+        return None
+    device = max(devices, key=lambda d: found[(d, "mask")][1])
+    (mask, date), (evaluation, _) = found[(device, "mask")], found[(device, "eval")]
+    return {"device": device, "steps_per_second": 1.0 / mask["s_per_step"],
+            "eval_examples_per_second": evaluation["examples_per_s"],
+            "sharing_speedup": found.get((device, "sharing"), ({"1": 1.0}, None))[0], "date": date}
 
 
 def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_per_second: float,

@@ -19,7 +19,55 @@ def test_bench_measures_every_variant_side_by_side(tmp_path):
         assert row["s_per_step"] > 0 and row["examples_per_s"] > 0 and row["tokens_per_s"] > 0
     mask = {v: r for (w, v), r in rows.items() if w == "mask"}
     assert mask["ours"]["padded_tokens_per_step"] is None and mask["naive"]["padded_tokens_per_step"] == 32 * 32
-    assert "gpu_estimate" not in record  # only measured on a GPU
+    assert record["complete"] is True
+
+
+def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path, monkeypatch):
+    out, measured = tmp_path / "results.json", []
+    real = bench.measure
+
+    def stopped_after_one(*args, **kwargs):
+        if measured:
+            raise KeyboardInterrupt
+        measured.append(real(*args, **kwargs))
+        return measured[-1]
+
+    monkeypatch.setattr(bench, "measure", stopped_after_one)
+    try:
+        bench.main(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "ours", "--steps", "1",
+                    "--warmup", "1", "--max-length", "32", "--out", str(out)])
+    except KeyboardInterrupt:
+        pass
+    record = json.loads(out.read_text())[-1]
+    assert record["complete"] is False and [r["variant"] for r in record["rows"]] == ["naive"]
+
+
+def _record(device, name, date, rows, sharing=None):
+    return {"environment": {"device": device, "device_name": name, "date": date}, "rows": rows,
+            "sharing_speedup": sharing}
+
+
+def _row(workload, seconds, variant="compiled", path="compiled"):
+    return {"model": "bert-base", "workload": workload, "variant": variant, "path": path,
+            "lengths": "mnli-like", "s_per_step": seconds, "examples_per_s": 32 / seconds}
+
+
+def test_plan_takes_the_newest_compiled_gpu_rows_of_each_kind(tmp_path):
+    from srnets_lib.plan import load_throughput
+
+    out = tmp_path / "results.json"
+    out.write_text(json.dumps([_record("cpu", "x86_64", "2026-01-01", [_row("mask", 1.0), _row("eval", 1.0)])]))
+    assert load_throughput(out) is None  # a CPU is no GPU rate
+    records = [_record("cuda", "H100", "2026-01-02", [_row("mask", 0.01), _row("eval", 0.02)]),
+               _record("cuda", "H100", "2026-01-03", [_row("mask", 0.002, path="eager (compiling failed: x)"),
+                                                      _row("mask", 0.1, variant="naive", path="eager")]),
+               _record("cuda", "H100", "2026-01-04", [], sharing={"1": 1.0, "4": 1.5})]
+    out.write_text(json.dumps(records))
+    got = load_throughput(out)
+    assert got["steps_per_second"] == 100.0 and got["eval_examples_per_second"] == 32 / 0.02
+    assert got["sharing_speedup"] == {"1": 1.0, "4": 1.5} and got["device"] == "H100"
+    out.write_text(json.dumps(records[:1] + [_record("cuda", "H200", "2026-01-05", [_row("mask", 0.005)])]))
+    assert load_throughput(out)["device"] == "H100"  # the H200 has no evaluation rate
 
 
 def test_mnli_like_lengths_have_the_intended_shape():
