@@ -3,7 +3,8 @@
 A run evaluated without one of its task's OOD sets (its file was missing and the sweep was told
 to skip it: execution.skip_ood; PAWS-qqp, which users generate) records it in `ood_missing`.
 Once the file exists, the model of the run's selected checkpoint is rebuilt from what the store
-kept and scored on the new set; final.json gains the score and the set's fingerprint:
+kept and scored on the new set; final.json gains the score and the set's fingerprint, and
+predictions.npz each example's prediction on it:
 - a run that kept its weights (the full models other runs start from): those weights, and its
   mask where it has one;
 - a pruning run that trains no weight (mask training, OMP, random pruning): the weights it
@@ -60,7 +61,11 @@ def rescore(config: RunConfig, root: Path | None = None) -> tuple[list[str], str
         "ood": {**result.ood, **scores},
         "ood_missing": {k: v for k, v in result.ood_missing.items() if k not in scores},
         "data_fingerprint": {**result.data_fingerprint, **{k: read[k] for k in scores}}})
+    predictions = {**(store.predictions() or {}),
+                   **{k: v for k, v in run.evaluator.predictions.items() if k in scores}}
     with store.claim(wait=True):
+        if predictions:  # before final.json: a run reads as finished only with both written
+            store.save_predictions(predictions)
         store.finish(updated)
     return new, None
 

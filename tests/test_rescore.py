@@ -75,6 +75,9 @@ def test_a_missing_ood_set_stops_a_sweep_unless_skipped_and_evaluate_adds_it_lat
         late, whole = Run(config).result(), execute(config, Request(weights=config == full), root=fresh)
         assert late.ood == pytest.approx(whole.ood) and late.id == whole.id and late.ood_missing == {}
         assert late.data_fingerprint == whole.data_fingerprint
+        late_predictions, whole_predictions = Run(config).predictions(), Run(config, fresh).predictions()
+        assert set(late_predictions) == set(whole_predictions) >= {"dev", "paws_wiki", "paws_qqp"}
+        assert all((late_predictions[k] == whole_predictions[k]).all() for k in whole_predictions)
     assert results[mask.key()].selected_step == Run(mask).result().selected_step
     # discriminating: the full model learnt the task (its weights were loaded); the 90% mask does
     # worse (the mask was applied)
