@@ -1,6 +1,6 @@
 """Analyses the paper does not give, drawn on a page from what its runs stored: the structure of
 the subnetworks' masks (mask_structure.py) and the OOD score per subset of the OOD set (from each
-run's predictions at its selected checkpoint)."""
+run's predictions at its selected checkpoint, an IMP level's at the end of the level)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from . import mask_structure as structure
 from . import models, plots
 from .sections import gather
 
-SUBSET_SERIES = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)")
+SUBSET_SERIES = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
 
 
 def mask_structure(page, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
@@ -40,8 +40,7 @@ def subsets(page, sparsity: float = 0.7, series=SUBSET_SERIES) -> None:
         return
     title = f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
     _show(plots.subset_figure(df, title, page.synthetic), shown, df,
-          "No stored predictions for: {} (runs finished before predictions were kept, or an IMP level other "
-          "than its last).")
+          "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
 def _show(fig, shown: list, df, lacking: str) -> None:

@@ -265,14 +265,16 @@ def warmup_batches(batches: list, encoded: Encoded, args, compiled: bool, padded
     """The batches run before timing: --warmup of them, and on real lengths every shape the timed
     steps meet: --warmup batches of each padded width for a compiled step (each width compiles and
     records its own CUDA graph), and on CUDA each timed batch once for an eager one (a shape's
-    first step there paid ~3x: a first measurement of BERT-base mask training, 0.20 s against
-    0.03 s warm on an H100)."""
+    first step there is slow: on an H100 BERT-base's eager mask and fine-tuning rows, the first
+    to meet each length, took 0.18-0.20 s a step, its IMP row, on lengths met before, 0.03 s)."""
     chosen = [batches[i % len(batches)] for i in range(args.warmup)]
     timed = [batches[(args.warmup + i) % len(batches)] for i in range(args.steps)]
     if padded:
         return chosen
     if compiled:
-        width = lambda index: step.bucket(int(encoded.lengths[index].max()), args.max_length)
+        def width(index):
+            return step.bucket(int(encoded.lengths[index].max()), args.max_length)
+
         for w in sorted({width(b) for b in timed}):
             chosen += [b for b in batches if width(b) == w][: args.warmup]
     elif runtime.device().type == "cuda":

@@ -152,6 +152,8 @@ class Loop:
                                          "ood": {k: row[k] for k in run.evaluator.ood}}
             if schedule.level_masks:
                 self.store.save_masks(pruning.masked_modules(run.model), level)
+            if run.evaluator.predictions:
+                self.store.save_predictions(run.evaluator.predictions, level)
         self.selection.consider(row, run.model, run.evaluator.predictions)
 
     def keep(self, done: int) -> None:

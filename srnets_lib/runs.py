@@ -131,14 +131,16 @@ class Run:
     def save_masks(self, masked: dict, level: float | None = None) -> None:
         pruning.save_masks(masked, self.file(paths.level_mask(level) if level is not None else paths.MASK))
 
-    def save_predictions(self, predictions: dict[str, np.ndarray]) -> None:
-        """Per split, each example's predicted class (int16) or score (float32) at the selected checkpoint."""
-        _write_arrays(self.file(paths.PREDICTIONS), {name: p.astype(np.int16 if p.dtype.kind in "iu" else np.float32)
+    def save_predictions(self, predictions: dict[str, np.ndarray], level: float | None = None) -> None:
+        """Per split, each example's predicted class (int16) or score (float32) at the selected
+        checkpoint (or at the end of one IMP level)."""
+        path = self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS)
+        _write_arrays(path, {name: p.astype(np.int16 if p.dtype.kind in "iu" else np.float32)
                                                      for name, p in predictions.items()})
 
-    def predictions(self) -> dict[str, np.ndarray] | None:
+    def predictions(self, level: float | None = None) -> dict[str, np.ndarray] | None:
         """The stored predictions (save_predictions); None for a run finished without them."""
-        return _read_arrays(self.file(paths.PREDICTIONS))
+        return _read_arrays(self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS))
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
         from safetensors.torch import save_file

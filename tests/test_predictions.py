@@ -43,3 +43,18 @@ def test_subsets_break_a_score_down_by_member_and_by_label(store):
         assert np.average(rows.accuracy, weights=rows.examples) == pytest.approx(result.ood["hans-like"])
     assert {v.split(" ", 1)[1] for v in members.value} <= {"clearly", "certainly", "obviously", "definitely", "surely",
                                                            "allegedly", "supposedly", "perhaps", "presumably", "probably"}
+
+
+def test_each_imp_level_keeps_the_predictions_its_scores_were_read_from(store):
+    config = RunConfig(task="nli", method="imp", sparsity=0.5, imp_delta_s=0.25, init_from=RunConfig(task="nli", **COMMON),
+                       **COMMON)
+    result = execute(config, Request())
+    data = load_task("nli", config.data)
+    assert set(result.levels) == {"0.25", "0.5"}
+    for name, level in result.levels.items():
+        stored = Run(config).predictions(float(name))
+        assert split_metric("accuracy", data.dev, stored["dev"]) == level.id
+        assert split_metric("accuracy", data.ood["hans-like"], stored["hans-like"]) == level.ood["hans-like"]
+    point = Point("imp (std)", "nli", 0, 0.25, config, level=0.25)
+    df = gather.subsets([point])
+    assert set(df.split) == {"dev", "hans-like"} and (df.x == 0.25).all()

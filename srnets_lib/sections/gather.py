@@ -116,8 +116,8 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
 
 
 def subsets(points: list[Point], root=None) -> pd.DataFrame:
-    """Per finished point whose run stored its predictions (an IMP point: its run's last level
-    only), per evaluation split and per subset of it (each label; each value of the split's
+    """Per finished point whose run stored its predictions (an IMP point: those at the end of
+    its level, which its level's scores were read from), per evaluation split and per subset of it (each label; each value of the split's
     subset columns: HANS's heuristic, the synthetic tasks' members): the accuracy, how many
     examples, and the label most of them carry. HANS's three labels collapse to two as its score does."""
     from ..data import load_task
@@ -125,7 +125,7 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
     rows, tasks = [], {}
     for p in points:
         run = Run(p.config, root)
-        predictions = run.predictions() if _last_level(p) and run.done else None
+        predictions = run.predictions(None if _last_level(p) else p.level) if run.done else None
         if predictions is None:
             continue
         where = (p.config.task, p.config.data.model_dump_json())
