@@ -182,8 +182,11 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
 
     outputs, text = run("tamt_pretraining", compute=True)
     assert any("image/png" in o.get("data", {}) for o in outputs) and "mask distance to OMP" in text
+    # a verdict names the runs behind its values (one mask seed, one fine-tuning seed here)
+    assert "mean of 1 seed" in text and "mean of 0 seeds" not in text
     outputs, text = run("tamt_transfer", compute=False)
     assert "have no finished run" not in text and "TAMT-MLM at sparsity 0.7" in text
+    assert "mean of 1 seed" in text and "mean of 0 seeds" not in text
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 1
     # figure 4: another backbone's subnetworks, a figure and verdicts of their own
     other = tmp_path / "other.yaml"

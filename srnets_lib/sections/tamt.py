@@ -53,6 +53,18 @@ def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
     return per_task.mean(axis=1, skipna=False).rename("score").reset_index()
 
 
+def runs_behind(df: pd.DataFrame) -> pd.Series:
+    """Per series and sparsity: the fewest finished runs (mask seeds x fine-tuning seeds) behind
+    one task's mean in mean_over_tasks, which a verdict reports as its seeds."""
+    rows = df[df.task != "corpus"]
+    return rows.groupby(["series", "x", "task"]).id.count().groupby(["series", "x"]).min()
+
+
+def fewest(runs: pd.Series, keys) -> int:
+    """The fewest runs behind the values at `keys` ((series, x) pairs): a verdict's seeds."""
+    return int(min((runs.get(k, 0) for k in keys), default=0))
+
+
 def scores_only(df: pd.DataFrame) -> pd.DataFrame:
     """The downstream scores of a frame (Part II reads the tasks' ID dev scores, not OOD sets)."""
     return df.drop(columns=[c for c in df.columns if c.startswith("ood:")])

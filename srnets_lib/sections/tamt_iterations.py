@@ -9,7 +9,7 @@ import pandas as pd
 from .. import plan, plots
 from .base import Point, Section
 from .claims import GAIN
-from .tamt import FULL, SERIES, mean_over_tasks, score_figure, scores_only
+from .tamt import FULL, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
 from .verdict import Statement, Verdict, pct
 
 OBJECTIVES = ("mlm", "kd")  # figures 6 and 7 show TAMT-MLM and TAMT-KD
@@ -59,8 +59,10 @@ class Iterations(Section):
         return plots.table(scores_only(page.frame), index=("task", "series", "x"))
 
     def judge(self, page) -> list[Verdict]:
-        scores = mean_over_tasks(page.frame).set_index(["series", "x"]).score if not page.frame.empty else pd.Series(dtype=float)
-        return [v for o in OBJECTIVES for v in (fewer_iterations(scores, SERIES[o]), omp_init(scores, SERIES[o]))]
+        empty = page.frame.empty
+        scores = mean_over_tasks(page.frame).set_index(["series", "x"]).score if not empty else pd.Series(dtype=float)
+        runs = runs_behind(page.frame) if not empty else pd.Series(dtype=int)
+        return [v for o in OBJECTIVES for v in (fewer_iterations(scores, SERIES[o], runs), omp_init(scores, SERIES[o], runs))]
 
 
 def _series(scores: pd.Series, series: str) -> pd.Series:
@@ -70,7 +72,7 @@ def _series(scores: pd.Series, series: str) -> pd.Series:
     return scores.xs(series).dropna().sort_index()
 
 
-def fewer_iterations(scores: pd.Series, series: str) -> Verdict:
+def fewer_iterations(scores: pd.Series, series: str, runs: pd.Series) -> Verdict:
     """Section 4.2.3: TAMT reaches IMP's best mean score in fewer iterations (the paper: 8.4x)."""
     imp, tamt = _series(scores, "IMP"), _series(scores, series)
     subject = f"mean over tasks, {series} vs IMP"
@@ -81,14 +83,16 @@ def fewer_iterations(scores: pd.Series, series: str) -> Verdict:
     measured = f"IMP's best {pct(best)} after {best_at:g} iterations"
     if reached.empty:
         return Verdict(FEWER.id, FEWER.text, "all", subject, FEWER.rule, {}, False, None, {"imp best": best},
-                       measured + f"; {series} never reaches it (its best {pct(tamt.max())})")
+                       measured + f"; {series} never reaches it (its best {pct(tamt.max())})",
+                       seeds=fewest(runs, [("IMP", best_at), (series, tamt.idxmax())]))
     at = reached.index.min()
     return Verdict(FEWER.id, FEWER.text, "all", subject, FEWER.rule, {}, at < best_at, float(best_at / at),
                    {"imp best": best, "imp iterations": best_at, "tamt iterations": at},
-                   measured + f"; {series} reaches it after {at:g} ({best_at / at:.1f}x fewer)")
+                   measured + f"; {series} reaches it after {at:g} ({best_at / at:.1f}x fewer)",
+                   seeds=fewest(runs, [("IMP", best_at), (series, at)]))
 
 
-def omp_init(scores: pd.Series, series: str) -> Verdict:
+def omp_init(scores: pd.Series, series: str, runs: pd.Series) -> Verdict:
     """Section 4.2.4: from the OMP mask TAMT ends higher than from a random mask."""
     omp, rand = _series(scores, series), _series(scores, series + RANDOM)
     subject = f"mean over tasks, {series}: OMP vs random mask initialisation"
@@ -99,7 +103,8 @@ def omp_init(scores: pd.Series, series: str) -> Verdict:
     margin = float(omp[last] - rand[last] - GAIN)
     return Verdict(OMP_INIT.id, OMP_INIT.text, "all", subject, OMP_INIT.rule, OMP_INIT.thresholds, margin > 0, margin,
                    {"omp init": omp[last], "random init": rand[last]},
-                   f"after {last:g} iterations: from OMP {pct(omp[last])}, from random {pct(rand[last])}")
+                   f"after {last:g} iterations: from OMP {pct(omp[last])}, from random {pct(rand[last])}",
+                   seeds=fewest(runs, [(series, last), (series + RANDOM, last)]))
 
 
 SECTION = Iterations()

@@ -11,7 +11,7 @@ import seaborn as sns
 from .. import pruning
 from ..runs import Run
 from .base import Point, Section
-from .tamt import FULL, SERIES, mean_over_tasks, subnetworks
+from .tamt import FULL, SERIES, mean_over_tasks, runs_behind, subnetworks
 from .tamt_transfer import SECTION as TRANSFER
 from .verdict import Statement, Verdict
 
@@ -28,13 +28,15 @@ KD_CLOSER = Statement("tamt-kd-near-omp", "'KD masks stay close to the OMP init,
 
 def analysis(page) -> pd.DataFrame:
     """Per series and sparsity: mean held-out MLM and KD loss, mean downstream score over tasks,
-    mean distance of the mask to the OMP mask at that sparsity."""
+    mean distance of the mask to the OMP mask at that sparsity, and the fewest finished runs
+    behind one of those values (`runs`: the probes on the corpus, the transfers on one task)."""
     df = page.frame
     corpus = df[df.task == "corpus"]
     losses = corpus.groupby(["series", "x"])[[f"score:{k}" for k in LOSSES if f"score:{k}" in corpus]].mean()
     losses.columns = [c[6:] for c in losses.columns]
     scores = mean_over_tasks(df[df.series != FULL]).set_index(["series", "x"])
-    table = losses.join(scores, how="outer").join(distances(page), how="left")
+    runs = pd.concat([corpus.groupby(["series", "x"]).size(), runs_behind(df[df.series != FULL])], axis=1).min(axis=1)
+    table = losses.join(scores, how="outer").join(distances(page), how="left").join(runs.rename("runs").astype("Int64"), how="left")
     return table.reset_index()
 
 
@@ -66,7 +68,7 @@ def loss_correlates(table: pd.DataFrame) -> list[Verdict]:
             continue
         rho = float(rows[loss].rank().corr(rows["score"].rank()))
         verdicts.append(_verdict(CORRELATES, subject, rho <= RANK, RANK - rho, {"spearman": rho, "subnetworks": len(rows)},
-                                 f"Spearman {rho:+.2f} over {len(rows)} subnetworks"))
+                                 f"Spearman {rho:+.2f} over {len(rows)} subnetworks", seeds=_runs(rows)))
     return verdicts
 
 
@@ -85,7 +87,8 @@ def own_loss_lowest(table: pd.DataFrame) -> list[Verdict]:
             others = at.drop(series)
             margin = float(others.min() - at[series])
             verdicts.append(_verdict(OWN_LOWEST, subject, margin > 0, margin, dict(at),
-                                     f"{series} {at[series]:.3f}; lowest other {others.idxmin()} {others.min():.3f}"))
+                                     f"{series} {at[series]:.3f}; lowest other {others.idxmin()} {others.min():.3f}",
+                                     seeds=_runs(rows[rows.series.isin([series, others.idxmin()])])))
     return verdicts
 
 
@@ -101,13 +104,20 @@ def kd_closer(table: pd.DataFrame) -> list[Verdict]:
             verdicts.append(_verdict(KD_CLOSER, subject, None, reason="runs missing"))
             continue
         verdicts.append(_verdict(KD_CLOSER, subject, kd < mlm, float(mlm - kd), {"TAMT-KD": kd, "TAMT-MLM": mlm},
-                                 f"TAMT-KD {kd:.3f}, TAMT-MLM {mlm:.3f}"))
+                                 f"TAMT-KD {kd:.3f}, TAMT-MLM {mlm:.3f}",
+                                 seeds=_runs(table[(table.x == x) & table.series.isin([SERIES["kd"], SERIES["mlm"]])])))
     return verdicts
 
 
-def _verdict(statement: Statement, subject: str, holds, margin=None, values=None, measured="", reason="") -> Verdict:
+def _verdict(statement: Statement, subject: str, holds, margin=None, values=None, measured="", reason="",
+             seeds=0) -> Verdict:
     return Verdict(statement.id, statement.text, "all", subject, statement.rule, statement.thresholds, holds, margin,
-                   values or {}, measured, reason=reason)
+                   values or {}, measured, seeds=seeds, reason=reason)
+
+
+def _runs(rows: pd.DataFrame) -> int:
+    """The fewest runs behind the analysis rows a verdict reads."""
+    return int(rows.runs.min()) if "runs" in rows and rows.runs.notna().any() else 0
 
 
 class PretrainingLoss(Section):

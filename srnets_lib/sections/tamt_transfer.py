@@ -11,7 +11,7 @@ from .. import plots
 from ..recipes import Recipes
 from .base import Point, Section
 from .claims import GAIN, Claim
-from .tamt import FULL, MAGNITUDE, SERIES, mean_over_tasks, score_figure, scores_only, subnetworks
+from .tamt import FULL, MAGNITUDE, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only, subnetworks
 from .verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -24,16 +24,17 @@ class AboveMagnitude(Claim):
 
     def evaluate(self, df, tasks=None) -> list[Verdict]:
         scores = mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
+        runs = runs_behind(df) if not df.empty else pd.Series(dtype=int)
         objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
         xs = sorted({x for (series, x) in scores.index if series in objectives})
         verdicts = []
         for series in objectives:
             for x in xs:
-                verdicts.append(self._at(scores, series, x))
+                verdicts.append(self._at(scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)])))
         return verdicts
 
     @staticmethod
-    def _at(scores: pd.Series, series: str, x: float) -> Verdict:
+    def _at(scores: pd.Series, series: str, x: float, seeds: int) -> Verdict:
         subject = f"mean over tasks, {series} at sparsity {x:g}"
         values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
         values = {k: (None if pd.isna(v) else float(v)) for k, v in values.items()}
@@ -43,7 +44,7 @@ class AboveMagnitude(Claim):
         margin = min(values[series] - values[m] - GAIN for m in MAGNITUDE)
         measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
         return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, margin > 0, margin,
-                       values, measured)
+                       values, measured, seeds=seeds)
 
 
 class Transfer(Section):
