@@ -22,7 +22,7 @@ test: export HF_HUB_OFFLINE = 1
 test: export TRANSFORMERS_OFFLINE = 1
 test: export HF_DATASETS_OFFLINE = 1
 
-.PHONY: book book-full browser test bench clean-book
+.PHONY: book book-full robustness browser test bench clean-book
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ book: $(STAMP)
 # the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; docs/MEASUREMENTS.md gives its time)
 book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
+
+# the core claims (4.2, 4.3, 4.4, 5.2) judged again at 4 other data seeds and 4 bias strengths, one
+# field changed at a time (srnets_lib/robustness.py; hours on 2 cores); make book then shows the
+# table on the scorecard page
+robustness: $(STAMP)
+	$(PY) -m srnets_lib robustness --params $(PARAMS) --executor $(EXECUTOR)
 
 # Debian's chromium and chromedriver for make book's browser check (a system install: root, or
 # sudo without a password; make book itself installs nothing and skips the check without them)

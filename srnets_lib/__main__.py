@@ -1,7 +1,8 @@
 """Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`,
 `python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours),
 `python -m srnets_lib evaluate ...` (score finished runs on OOD sets added since, without
-training) and `python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
+training), `python -m srnets_lib robustness` (the core claims judged again at other data seeds and
+bias strengths) and `python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -112,6 +113,19 @@ def main(argv=None) -> int:
     scorer.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
     scorer.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
     scorer.add_argument("--full", action="store_true", help="also the opt-in pages' runs")
+    robust = sub.add_parser("robustness", help="judge the core claims again at other data seeds and bias strengths "
+                                               "(one field changed at a time), computing their runs")
+    robust.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    robust.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides (every setting)")
+    from .robustness import DATA_SEEDS, PAGES, STRENGTHS
+
+    robust.add_argument("--pages", nargs="+", default=list(PAGES), help=f"default: {' '.join(PAGES)}")
+    robust.add_argument("--data-seeds", nargs="*", type=int, default=list(DATA_SEEDS))
+    robust.add_argument("--strengths", nargs="*", type=float, default=list(STRENGTHS))
+    robust.add_argument("--executor", choices=["ray", "local"], default="ray")
+    robust.add_argument("--runs-per-gpu", type=int, default=4)
+    robust.add_argument("--no-compute", dest="compute", action="store_false",
+                        help="judge what the store holds, computing nothing")
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
@@ -125,6 +139,10 @@ def main(argv=None) -> int:
             from .rescore import main as rescore_main
 
             return rescore_main(args)
+        if args.command == "robustness":
+            from .robustness import main as robustness_main
+
+            return robustness_main(args)
         if args.command == "rekey":
             from .rekey import main as rekey_main
 

@@ -154,6 +154,25 @@ class Scorecard:
         table = _html(pd.DataFrame(rows).map(lambda x: html.escape(str(x))))
         display(HTML(f"<details><summary>Each case judged ({len(rows)})</summary>{table}</details>"))
 
+    def robustness(self) -> None:
+        """The core claims judged again with the data changed one field at a time (robustness.py),
+        where `make robustness` has stored them; else how to produce them."""
+        from . import robustness
+
+        df = robustness.load(self.params)
+        if df is None:
+            display(Markdown(
+                f"*Not computed for this build's store.* `make robustness PARAMS={report.shown_path(self.params.source)}` "
+                f"judges the claims of {', '.join(robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} other data "
+                f"seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time (hours "
+                "on a 2-core CPU); this page then shows each cell, the margin in points, and how many hold."))
+            return
+        display(Markdown(f"Each cell is a (page, claim, task) judged in one setting: **{robustness.summary(df)}** "
+                         f"(judged {df.attrs['judged']} on this store). 'yes' holds with the margin; the number "
+                         "is the smallest margin in points."))
+        table = robustness.pivot(df).reset_index()
+        display(HTML(f'<div style="font-size: 0.8em">{_html(table.map(lambda x: html.escape(str(x))))}</div>'))
+
 
 def _html(df: pd.DataFrame) -> str:
     return df.to_html(index=False, escape=False, border=0, classes="dataframe", justify="left")

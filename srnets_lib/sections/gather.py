@@ -117,9 +117,10 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
 
 def subsets(points: list[Point], root=None) -> pd.DataFrame:
     """Per finished point whose run stored its predictions (an IMP point: those at the end of
-    its level, which its level's scores were read from), per evaluation split and per subset of it (each label; each value of the split's
-    subset columns: HANS's heuristic, the synthetic tasks' members): the accuracy, how many
-    examples, and the label most of them carry. HANS's three labels collapse to two as its score does."""
+    its level, which its level's scores were read from), per evaluation split and per subset of
+    it (each label; each value of the split's subset columns: HANS's heuristic, the synthetic
+    tasks' members): the accuracy, how many examples, and the label most of them carry. HANS's
+    three labels collapse to two as its score does."""
     from ..data import load_task
 
     rows, tasks = [], {}

@@ -1,0 +1,51 @@
+"""`python -m srnets_lib robustness`: each setting changes one data field; its runs are its own
+(keyed by their data), its cells are judged on them, and the scorecard page shows the table."""
+
+import json
+
+from srnets_lib import params as params_lib
+from srnets_lib import robustness, sections
+from srnets_lib.__main__ import main
+from srnets_lib.runs import Run
+
+
+def test_settings_change_one_field_at_a_time():
+    assert robustness.settings((3,), (0.65,)) == [("default", []), ("data_seed=3", ["data.data_seed=3"]),
+                                                  ("bias_strength=0.65", ["data.bias_strength=0.65"])]
+
+
+def test_each_setting_is_computed_on_its_own_data_and_judged_on_its_own_runs(store, tiny_params):
+    nli = ["--set", "sec4_2_tasks=[nli]"]
+    assert main(["robustness", "--params", str(tiny_params), "--pages", "sec4_2", "--data-seeds", "3",
+                 "--strengths", "--executor", "local", *nli]) == 0
+    for overrides, seed in (([], 0), (["data.data_seed=3"], 3)):
+        configs = [p.config for p in sections.points("sec4_2", params_lib.load(tiny_params, nli[1:] + overrides))]
+        assert all(c.data.data_seed == seed and Run(c).done for c in configs)
+    params = params_lib.load(tiny_params)
+    df = robustness.load(params)
+    assert list(dict.fromkeys(df.setting)) == ["default", "data_seed=3"] and set(df.page) == {"sec4_2"}
+    assert df.holds.notna().all() and len(df) % 2 == 0  # every cell judged, the same cells in both settings
+    assert list(robustness.pivot(df).columns) == ["default", "data_seed=3"]
+    # a setting whose runs the store lacks is not judged on another setting's runs
+    assert main(["robustness", "--params", str(tiny_params), "--pages", "sec4_2", "--data-seeds", "4",
+                 "--strengths", "--no-compute", *nli]) == 0
+    rows = json.loads(robustness.path(params).read_text())["rows"]
+    assert {r["setting"] for r in rows if r["holds"] is None} == {"data_seed=4"}
+
+
+def test_the_scorecard_shows_the_table_or_how_to_make_it(store, monkeypatch):
+    from srnets_lib import scorecard
+
+    shown = []
+    monkeypatch.setattr(scorecard, "display", lambda obj: shown.append(obj.data))
+    card = scorecard.Scorecard(params_lib.load("params/toy.yaml"))  # on an empty store
+    card.robustness()
+    assert "make robustness PARAMS=params/toy.yaml" in shown.pop()
+    rows = [{"setting": s, "page": "sec4_2", "claim": "poe-improves-ood", "task": "nli", "holds": h, "verdicts": 1,
+             "held": int(h), "margin": m} for s, h, m in (("default", True, 0.03), ("data_seed=1", False, -0.01))]
+    file = robustness.path(card.params)
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps({"judged": "2026-01-01T00:00:00", "rows": rows}))
+    card.robustness()
+    text = "".join(shown)
+    assert "1 of 2 cells hold (50%) over 2 settings" in text and "judged 2026-01-01T00:00:00" in text and "yes (+3.0)" in text and "no (-1.0)" in text
