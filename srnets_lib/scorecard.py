@@ -163,7 +163,7 @@ class Scorecard:
         if df is None:
             display(Markdown(
                 f"*Not computed for this build's store.* `make robustness PARAMS={report.shown_path(self.params.source)}` "
-                f"judges the claims of {', '.join(robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} other data "
+                f"judges the claims of sections {', '.join(sections.get(n).number for n in robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} other data "
                 f"seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time (hours "
                 "on a 2-core CPU); this page then shows each cell, the margin in points, and how many hold."))
             return
