@@ -34,7 +34,7 @@ def settings(data_seeds=DATA_SEEDS, strengths=STRENGTHS) -> list[tuple[str, list
 
 def cells(setting: str, params, pages=PAGES) -> list[dict]:
     """Every (page, claim, task) cell of `pages` judged on the store, in one setting."""
-    from .scorecard import page_verdicts
+    from .scorecard import outcome, page_verdicts
 
     rows = []
     for page in pages:
@@ -43,11 +43,11 @@ def cells(setting: str, params, pages=PAGES) -> list[dict]:
         for v in verdicts:
             found.setdefault((v.claim, v.task), []).append(v)
         for (claim, task), group in found.items():
-            judged = [v for v in group if v.holds is not None]
-            held = sum(bool(v.holds) for v in judged)
+            word = outcome(group)  # the scorecard's rule: confirmed when every verdict holds
             rows.append({"setting": setting, "page": page, "claim": claim, "task": task,
-                         "holds": None if not judged else held == len(group), "verdicts": len(group),
-                         "held": held, "margin": min((v.margin for v in judged if v.margin is not None), default=None)})
+                         "holds": None if word == "not measurable" else word == "confirmed", "verdicts": len(group),
+                         "held": sum(bool(v.holds) for v in group),
+                         "margin": min((v.margin for v in group if v.margin is not None), default=None)})
     return rows
 
 
@@ -88,8 +88,9 @@ def pivot(df: pd.DataFrame) -> pd.DataFrame:
 
     shown = df.assign(cell=df.apply(mark, axis=1))
     order = list(dict.fromkeys(df.setting))
-    return shown.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
-                             aggfunc="first", sort=False)[order]
+    table = shown.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
+                              aggfunc="first", sort=False)[order]
+    return table.rename_axis(columns=None)
 
 
 def main(args) -> int:
