@@ -115,17 +115,9 @@ def main(argv=None) -> int:
     scorer.add_argument("--full", action="store_true", help="also the opt-in pages' runs")
     robust = sub.add_parser("robustness", help="judge the core claims again at other data seeds and bias strengths "
                                                "(one field changed at a time), computing their runs")
-    robust.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
-    robust.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides (every setting)")
-    from .robustness import DATA_SEEDS, PAGES, STRENGTHS
+    from .robustness import add_arguments as robustness_arguments
 
-    robust.add_argument("--pages", nargs="+", default=list(PAGES), help=f"default: {' '.join(PAGES)}")
-    robust.add_argument("--data-seeds", nargs="*", type=int, default=list(DATA_SEEDS))
-    robust.add_argument("--strengths", nargs="*", type=float, default=list(STRENGTHS))
-    robust.add_argument("--executor", choices=["ray", "local"], default="ray")
-    robust.add_argument("--runs-per-gpu", type=int, default=4)
-    robust.add_argument("--no-compute", dest="compute", action="store_false",
-                        help="judge what the store holds, computing nothing")
+    robustness_arguments(robust)
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")

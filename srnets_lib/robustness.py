@@ -93,6 +93,18 @@ def pivot(df: pd.DataFrame) -> pd.DataFrame:
     return table.rename_axis(columns=None)
 
 
+def add_arguments(parser) -> None:
+    parser.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides (every setting)")
+    parser.add_argument("--pages", nargs="+", default=list(PAGES), help=f"default: {' '.join(PAGES)}")
+    parser.add_argument("--data-seeds", nargs="*", type=int, default=list(DATA_SEEDS))
+    parser.add_argument("--strengths", nargs="*", type=float, default=list(STRENGTHS))
+    parser.add_argument("--executor", choices=["ray", "local"], default="ray")
+    parser.add_argument("--runs-per-gpu", type=int, default=4)
+    parser.add_argument("--no-compute", dest="compute", action="store_false",
+                        help="judge what the store holds, computing nothing")
+
+
 def main(args) -> int:
     """Compute each setting's runs (unless --no-compute), judge its cells, write the table."""
     import pandas as pd
