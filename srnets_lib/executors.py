@@ -186,9 +186,9 @@ class RayExecutor:
 
         try:
             self._collect(ray, graph, refs, pending_refs, progress, check)
-        except BaseException:  # SIGTERM, Ctrl-C: stop the tasks, leave Ray cleanly
-            for ref in pending_refs:
-                ray.cancel(ref, force=True)
+        except BaseException:  # SIGTERM, Ctrl-C: leave Ray, which ends this driver's tasks with it
+            # (no ray.cancel(force=True) first: a cancel racing a task's reply aborts the driver in
+            # Ray's C++ core, "Check failed: it != submissible_tasks_.end()", ray-project/ray#54738)
             ray.shutdown()
             raise
         finally:
