@@ -25,8 +25,8 @@ def mask_structure(page, sparsity: float | None = None, against: str = "mask tra
         return
     df = structure.frame(found, models.num_heads(shown[0].config.backbone), against)
     _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
-          f"No stored mask at sparsity {sparsity:g} for: {{}} (an IMP run keeps only its last level's mask, unless "
-          "it rewinds: imp-rw keeps every level's).")
+          f"No stored mask at sparsity {sparsity:g} for: {{}} (IMP runs computed before every level's mask "
+          "was kept have only their last level's).")
 
 
 def subsets(page, sparsity: float = 0.7, series=SUBSET_SERIES) -> None:

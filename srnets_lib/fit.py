@@ -150,8 +150,7 @@ class Loop:
             level = schedule.levels[at]
             self.levels[f"{level:g}"] = {"step": at, "sparsity": row["sparsity"], "id": row["dev"],
                                          "ood": {k: row[k] for k in run.evaluator.ood}}
-            if schedule.level_masks:
-                self.store.save_masks(pruning.masked_modules(run.model), level)
+            self.store.save_masks(pruning.masked_modules(run.model), level)  # every level's subnetwork
             if run.evaluator.predictions:
                 self.store.save_predictions(run.evaluator.predictions, level)
         self.selection.consider(row, run.model, run.evaluator.predictions)

@@ -80,7 +80,7 @@ def step_weights(step: int) -> str:
 
 
 def level_mask(sparsity: float) -> str:
-    """The mask an imp-rw run kept at one sparsity level (section 4.3 fine-tunes it alone)."""
+    """The mask an IMP run kept at the end of one sparsity level (imp-rw: section 4.3 fine-tunes it alone)."""
     return f"mask_s{sparsity:g}.npz"
 
 

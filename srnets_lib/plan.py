@@ -144,7 +144,7 @@ def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
         weights += 4 * total * p.request.weights
         kept_steps += 4 * total * len(p.request.keep_steps)
         if config.is_pruning:
-            masks += (len(p.schedule.levels) if p.schedule.level_masks else 1) * matrices // 8
+            masks += (len(p.schedule.levels) + 1) * matrices // 8  # IMP: each level's, then the run's own
     return {"weights": weights, "kept steps (5.1)": kept_steps, "masks": masks}
 
 

@@ -3,7 +3,7 @@ file I/O of a run goes through `Run`:
 
   runs/<key>/config.yaml    the fully resolved config (written first)
   runs/<key>/metrics.jsonl  every evaluation
-  runs/<key>/mask.npz       bit-packed masks (pruning runs); mask_s<level>.npz per level (imp-rw)
+  runs/<key>/mask.npz       bit-packed masks (pruning runs); mask_s<level>.npz per IMP level
   runs/<key>/weights.safetensors  trained tensors, where a request asks for them
   runs/<key>/weights_step<n>.safetensors  ... after n steps (section 5.1)
   runs/<key>/checkpoint.pt  resume point of an unfinished run

@@ -23,7 +23,9 @@ class Schedule:
     # line 15), IMP's prunings (algorithm 1, at the start of step n)
     sparsity_steps: dict[int, float] = field(default_factory=dict)
     levels: dict[int, float] = field(default_factory=dict)  # evaluations that are results of their own (IMP)
-    level_masks: bool = False  # each level's mask is kept (imp-rw: section 4.3 fine-tunes it alone)
+    # a run fine-tuned from this one picks one level's mask (mask_level; imp-rw: section 4.3 fine-tunes
+    # each level's subnetwork alone); every IMP run keeps each level's mask either way
+    level_masks: bool = False
 
     def evaluated(self, ood_every: bool) -> tuple[int, ...]:
         """The evaluations that run: all of them when the OOD sets are scored at every one

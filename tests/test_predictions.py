@@ -4,6 +4,7 @@ stored predictions give back exactly the scores final.json reports."""
 
 import numpy as np
 import pytest
+import torch
 
 from srnets_lib.config import DataConfig, RunConfig
 from srnets_lib.data import load_task
@@ -45,7 +46,7 @@ def test_subsets_break_a_score_down_by_member_and_by_label(store):
                                                            "allegedly", "supposedly", "perhaps", "presumably", "probably"}
 
 
-def test_each_imp_level_keeps_the_predictions_its_scores_were_read_from(store):
+def test_each_imp_level_keeps_its_mask_and_the_predictions_its_scores_were_read_from(store):
     config = RunConfig(task="nli", method="imp", sparsity=0.5, imp_delta_s=0.25, init_from=RunConfig(task="nli", **COMMON),
                        **COMMON)
     result = execute(config, Request())
@@ -58,3 +59,11 @@ def test_each_imp_level_keeps_the_predictions_its_scores_were_read_from(store):
     point = Point("imp (std)", "nli", 0, 0.25, config, level=0.25)
     df = gather.subsets([point])
     assert set(df.split) == {"dev", "hans-like"} and (df.x == 0.25).all()
+    # algorithm 1: each level prunes further what the previous one kept; the last level is the run's mask
+    first, last = Run(config).masks(0.25), Run(config).masks(0.5)
+    assert all(torch.equal(last[n], Run(config).masks()[n]) for n in last)
+    for name, kept in first.items():
+        assert 1 - kept.float().mean().item() == pytest.approx(0.25, abs=0.01)
+        assert 1 - last[name].float().mean().item() == pytest.approx(0.5, abs=0.01)
+        assert not (last[name] & ~kept).any()
+    assert list(gather.masks([point], 0.25)) == [("nli", 0, "imp (std)")]

@@ -103,7 +103,7 @@ def _last_level(p: Point) -> bool:
 
 def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
     """{(task, seed, series): mask} of the finished subnetwork points at `sparsity` whose mask the
-    store holds (IMP keeps only its last level's, imp-rw every level's)."""
+    store holds (an IMP run keeps each level's)."""
     found = {}
     for p in points:
         run = Run(p.config, root)
