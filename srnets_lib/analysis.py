@@ -11,9 +11,6 @@ from . import mask_structure as structure
 from . import models, plots
 from .sections import gather
 
-SUBSET_SERIES = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
-
-
 def mask_structure(page, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
     """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
     page's highest), and its masks' Jaccard similarity to `against`'s."""
@@ -29,7 +26,7 @@ def mask_structure(page, sparsity: float | None = None, against: str = "mask tra
           "was kept have only their last level's).")
 
 
-def subsets(page, sparsity: float = 0.7, series=SUBSET_SERIES) -> None:
+def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
     """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
     and `series` at `sparsity`."""
     shown = [p for p in page.points if p.task in page.tasks and p.series in series

@@ -193,13 +193,15 @@ class Page:
         """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
         return gather.curves([p for p in self.points if p.task in self.tasks])
 
-    def mask_structure(self, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
-        """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure)."""
-        analysis.mask_structure(self, sparsity, against)
+    def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> None:
+        """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure),
+        each compared with `against` (None: the section's structure_against)."""
+        analysis.mask_structure(self, sparsity, against or self.section.structure_against)
 
-    def subsets(self, sparsity: float = 0.7, series=analysis.SUBSET_SERIES) -> None:
-        """Beyond the paper: each task's OOD score per subset (analysis.subsets)."""
-        analysis.subsets(self, sparsity, series)
+    def subsets(self, sparsity: float = 0.7, series: tuple | None = None) -> None:
+        """Beyond the paper: each task's OOD score per subset (analysis.subsets) for `series`
+        (None: the section's subset_series)."""
+        analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
 
     def evaluate(self) -> list[Verdict]:
         """Every verdict of the page: its reference claims on every full model, its claims on its

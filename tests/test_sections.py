@@ -48,6 +48,16 @@ def test_each_section_shows_the_points_it_did_before(name):
     assert {p.series for p in sections.points(name, paper)} == SERIES[name]
 
 
+@pytest.mark.parametrize("name", sections.SECTIONS)
+def test_the_analyses_beyond_the_paper_name_series_the_page_has(name):
+    """Per-subset scores and mask structure (analysis.py) pick series by name: a name the page
+    lacks would draw nothing."""
+    section = sections.get(name)
+    series = {p.series for p in sections.points(name, params.load("params/paper.yaml"))}
+    assert set(section.subset_series) <= series
+    assert not section.structure_against or section.structure_against in series - {s for s in series if "full" in s}
+
+
 def test_section_4_2_adds_the_full_models_of_the_tasks_it_does_not_prune():
     toy = params.load("params/toy.yaml")
     points = sections.points("sec4_2", toy, tasks=["nli"], seeds=[1], sparsities=[0.5])

@@ -41,6 +41,10 @@ class Section:
     paper_table: str | None = None  # the table of paper_numbers.yaml printed beside the page's own
     full_models = ("std", "poe")  # the losses of the full models drawn as reference lines
     opt_in = False  # computed by `make book-full` only (its runs are over the default build's budget)
+    # beyond the paper (analysis.py): the series whose OOD scores split by subset, and the series the
+    # other masks are compared with (Jaccard)
+    subset_series: tuple = ()
+    structure_against: str = ""
 
     def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
         """For each task and seed: the full models, then the subnetworks."""

@@ -15,6 +15,8 @@ class FromFineTuned(Section):
     figure_title = "Subnetworks from fine-tuned models (cf. paper figures 2, 3)"
     claims = (SubnetworkVsFull("mask train (poe)"), SubnetworkVsFull("imp (poe)"))
     reference_claims = (FullModels(),)
+    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
+    structure_against = "mask train (poe)"
 
     def points(self, recipes, tasks, seeds, sparsities):
         """The pruned `tasks`, then the full models of every other preset task (the ID-OOD gap of

@@ -14,6 +14,8 @@ class InIsolation(Section):
     figure_title = "Subnetworks fine-tuned in isolation (cf. paper figure 4)"
     claims = (SubnetworkVsFull("mask train (poe) + std ft"),
               SubnetworkVsFull("mask train (poe) + poe ft", reference="full bert (poe)"))
+    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe) + std ft", "mask train (poe) + poe ft",
+                     "imp-rw (poe) + poe ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         points = []

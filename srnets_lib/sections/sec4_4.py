@@ -44,6 +44,9 @@ class WithoutFinetuning(Section):
     reproduces = "figure 5"
     figure_title = "Mask training on the pre-trained model (cf. paper figure 5)"
     claims = (CompetitiveWithoutFinetuning(),)
+    subset_series = ("full bert (std)", "full bert (poe)", "mask train (std), pt", "mask train (poe), pt",
+                     "mask train (poe), ft")
+    structure_against = "mask train (poe), ft"
 
     def subnetworks(self, recipes, task, seed, sparsities):
         return [Point(series, task, seed, s, config) for s in sparsities for series, config in (
