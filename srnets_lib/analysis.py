@@ -29,13 +29,13 @@ def mask_structure(page, sparsity: float | None = None, against: str = "mask tra
 def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
     """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
     and `series` at `sparsity`."""
-    shown = [p for p in page.points if p.task in page.tasks and p.series in series
-             and (p.reference or abs(p.x - sparsity) < 1e-9)]
+    shown = page.section.subset_points(page, series, sparsity)
     df = gather.subsets(shown)
     if df.empty:
         display(Markdown("*No finished run of this figure stored its predictions.*"))
         return
-    title = f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
+    title = (f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
+             if any(not p.reference for p in shown) else "OOD accuracy per subset: the full models")
     _show(plots.subset_figure(df, title, page.synthetic), shown, df,
           "No stored predictions for: {} (runs finished before predictions were kept).")
 

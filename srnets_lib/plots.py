@@ -106,7 +106,8 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     grouped by label; mean ± sd over seeds."""
     ood = df[df.split != "dev"]
     tasks = list(dict.fromkeys(ood.task))
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5.2 * max(1, len(tasks)), 4.4), squeeze=False)
+    # one task's panel as wide as the legend below it
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(max(9.0, 5.2 * len(tasks)), 4.4), squeeze=False)
     series = list(dict.fromkeys(ood.series))
     palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
     for ax, task in zip(axes[0], tasks):

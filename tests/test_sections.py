@@ -58,6 +58,17 @@ def test_the_analyses_beyond_the_paper_name_series_the_page_has(name):
     assert not section.structure_against or section.structure_against in series - {s for s in series if "full" in s}
 
 
+def test_appendix_c5_splits_each_backbones_full_models_beside_those_of_section_4_2(store, monkeypatch):
+    monkeypatch.setenv("SRNETS_COMPUTE", "0")
+    page = book.section("appc5", params_file="params/toy.yaml")
+    shown = page.section.subset_points(page, page.section.subset_series, 0.7)
+    assert {p.series for p in shown} == {f"full bert ({loss}), {backbone}" for loss in ("std", "poe")
+                                         for backbone in ("section 4.2's backbone", "MiniLM, 6 layers")}
+    section_4_2 = {p.config.key() for p in sections.points("sec4_2", params.load("params/toy.yaml")) if p.reference}
+    assert {p.config.key() for p in shown if "4.2" in p.series} <= section_4_2
+    assert not {p.config.key() for p in shown if "6 layers" in p.series} & section_4_2
+
+
 def test_section_4_2_adds_the_full_models_of_the_tasks_it_does_not_prune():
     toy = params.load("params/toy.yaml")
     points = sections.points("sec4_2", toy, tasks=["nli"], seeds=[1], sparsities=[0.5])

@@ -18,6 +18,14 @@ class OtherBackbones(Section):
     reproduces = "appendix table 6"
     claims = (FullModels(), SubnetworkVsFull("mask 0.5", xs=(0.5,)), SubnetworkVsFull("mask 0.7", xs=(0.7,)))
     paper_table = "table6"
+    subset_series = ("full bert (std)", "full bert (poe)")
+
+    def subset_points(self, page, series, sparsity):
+        """The full models of each backbone beside those of the book's own backbone (section 4.2's):
+        where on the OOD set does each std model follow the cue?"""
+        own = [replace(p, series=f"{p.series}, section 4.2's backbone") for task in page.tasks for seed in page.seeds
+               for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
+        return own + [replace(p, series=f"{p.series}, {p.group}") for p in super().subset_points(page, series, sparsity)]
 
     def points(self, recipes, tasks, seeds, sparsities):
         """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""

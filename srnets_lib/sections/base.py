@@ -55,6 +55,12 @@ class Section:
     def subnetworks(self, recipes: Recipes, task: str, seed: int, sparsities: list[float]) -> list[Point]:
         raise NotImplementedError
 
+    def subset_points(self, page, series: tuple, sparsity: float) -> list[Point]:
+        """The points whose OOD scores split by subset (analysis.subsets): the page's full models
+        and its `series` at `sparsity`."""
+        return [p for p in page.points if p.task in page.tasks and p.series in series
+                and (p.reference or abs(p.x - sparsity) < 1e-9)]
+
     def figure(self, page) -> list:
         """Metric vs sparsity, mean +- std over seeds, full models as dashed lines."""
         return [plots.sparsity_figure(page.frame, self.figure_title, synthetic=page.synthetic)]
