@@ -11,8 +11,9 @@ With `imp_rewind` (IMP on the MLM objective, TAMT section 4.1) the backbone, not
 rewound to its initial weights after every pruning, and the optimiser restarts.
 
 Each level's mask is kept (mask_s<level>.npz). `imp-rw` (lottery tickets, section 4.3) is the same
-run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt in isolation. (The authors' rewinding during pruning aliases the live
-weights and has no effect; their retraining reloads theta_pt, as `mask_from` does here.)
+run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt in isolation. (The
+authors' rewinding during pruning aliases the live weights and has no effect; their retraining
+reloads theta_pt, as `mask_from` does here.)
 
 Deviation from the stored trainer, which calls the model without the debiasing loss (so its
 "poe" IMP runs train with cross-entropy): the loss here is the run's loss, as the paper's
