@@ -125,7 +125,8 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
         for tick in ax.get_xticklabels():
             tick.set_horizontalalignment("right")
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
-    fig.legend(handles, series, loc="lower center", ncol=min(5, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.04))
+    columns = min(3, len(series))
+    fig.legend(handles, series, loc="lower center", ncol=columns, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.045 * -(-len(series) // columns), 1, 1))  # the legend's rows below the panels
     return fig
