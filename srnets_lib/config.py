@@ -52,6 +52,10 @@ class DataConfig(_Frozen):
     # synthetic: P(annotated with the cue's label) of the ambiguous class's most ambiguous member
     # (members k = 0..4 get ambiguity * k / 4: data/synthetic.py)
     ambiguity: float = Field(0.6, ge=0.0, le=1.0)
+    # synthetic: how rare the more ambiguous members are in the ID splits: member k is drawn with
+    # probability proportional to (k + 1) ** -member_skew (0: equally frequent); the OOD sets keep
+    # every member equally frequent, as challenge sets over-sample rare constructions
+    member_skew: float = Field(0.0, ge=0.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
     data_seed: int = Field(0, ge=0)
 

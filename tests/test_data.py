@@ -166,15 +166,28 @@ def test_synthetic_overlap_features_see_the_cue_and_nothing_else(task):
                 assert rows[0][1] == 0.0  # never contiguous: contiguity carries no signal either
 
 
+@pytest.mark.parametrize("task", TASKS)
+def test_skewed_members_are_rare_in_the_id_splits_and_uniform_in_the_ood_sets(task):
+    """member_skew: member k of every rule class in proportion to (k + 1) ** -skew on the ID
+    splits; the challenge set keeps every member equally frequent."""
+    data = make_task(task, 12000, 8, 6000, bias_strength=0.8, seed=3, member_skew=2.0)
+    expected = np.array([1, 1 / 4, 1 / 9, 1 / 16, 1 / 25]) / sum([1, 1 / 4, 1 / 9, 1 / 16, 1 / 25])
+    id_members = np.bincount([m for _, m in _rules(task, data.train)], minlength=synthetic.MEMBERS)
+    assert np.abs(id_members / id_members.sum() - expected).max() < 0.015
+    (ood,) = data.ood.values()
+    ood_members = np.bincount([synthetic.rule_of(task, a, b)[1] for a, b in zip(ood.text_a, ood.text_b)])
+    assert np.abs(ood_members / ood_members.sum() - 1 / synthetic.MEMBERS).max() < 0.02
+
+
 @pytest.mark.parametrize("task", ["nli", "paraphrase", "factcheck"])
-@pytest.mark.parametrize("strength", [0.65, 0.8, 0.95])
-def test_the_design_criteria_are_those_of_the_generated_data(task, strength):
+@pytest.mark.parametrize("strength, skew", [(0.65, 0.0), (0.8, 0.0), (0.95, 0.0), (0.8, 2.0)])
+def test_the_design_criteria_are_those_of_the_generated_data(task, strength, skew):
     """synthetic.design_criteria's exact accuracies, measured on generated examples (read back
     from their text) with the two predictors they describe: within 1 point at 20,000 examples."""
     from srnets_lib.data import synthetic
 
-    exact = synthetic.design_criteria(task, strength)
-    data = synthetic.make_task(task, 20_000, 8, 20_000, bias_strength=strength, seed=3)
+    exact = synthetic.design_criteria(task, strength, member_skew=skew)
+    data = synthetic.make_task(task, 20_000, 8, 20_000, bias_strength=strength, seed=3, member_skew=skew)
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]
     rates = synthetic.member_ambiguity(0.6)
 

@@ -31,6 +31,13 @@ data ideal debiasing costs about a point of ID (appendix table 6); here 2.3 to 1
 the cue is informative about annotations the rule cannot predict, where MNLI's shortcuts are
 mostly easier to learn than the semantics. The book's introduction states this.
 
+`member_skew` (off by default) makes the more ambiguous members rare on the ID splits, as the
+constructions a challenge set probes are rare in the training data: member k is drawn in
+proportion to (k + 1) ** -member_skew, while the OOD sets keep members uniform. The ID cost of
+ideal debiasing then shrinks (design_criteria weighs the members by their frequency) and the
+Bayes-optimal std model's OOD accuracy stays as it was; whether a trained std model still
+follows the cue on members it has seen a few times is a property of training, not of the data.
+
 The OOD sets are built as HANS, PAWS and FEVER-Symmetric are: every example carries the cue (it
 carries no label information), labels follow the rule exactly (a challenge set is labelled by
 construction), the two labels are balanced and the ambiguous class's members are sampled
@@ -132,7 +139,15 @@ def member_ambiguity(ambiguity: float) -> np.ndarray:
     return ambiguity * np.arange(MEMBERS) / (MEMBERS - 1)
 
 
-def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6) -> dict[str, float]:
+def member_frequencies(member_skew: float) -> np.ndarray:
+    """How often each member k = 0..4 of a rule class occurs in the ID splits: proportional to
+    (k + 1) ** -member_skew (Zipf; 0: uniform). The OOD sets draw members uniformly."""
+    weights = (np.arange(MEMBERS) + 1.0) ** -member_skew
+    return weights / weights.sum()
+
+
+def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6,
+                    member_skew: float = 0.0) -> dict[str, float]:
     """Exact properties of the generated data (the model of the module docstring), as fractions:
     id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model that reads the rule, the
     member and the cue (the best a std model can do); id_rule / ood_rule: those of the model that
@@ -140,10 +155,10 @@ def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6) -> 
     of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6: RoBERTa-base
     MNLI 87.14 std, 86.56 PoE)."""
     n = len(LABELS[task])
-    a, s = member_ambiguity(ambiguity), bias_strength
+    a, s, p = member_ambiguity(ambiguity), bias_strength, member_frequencies(member_skew)
     cue = np.maximum(a * s, (1 - a) * (1 - s)) + np.maximum(a * (1 - s), (1 - a) * s)
     follows_cue = a * s > (1 - a) * (1 - s)  # with the cue present (every OOD example)
-    return {"id_cue": (n - 1) / n + cue.mean() / n, "id_rule": (n - 1) / n + (1 - a).mean() / n,
+    return {"id_cue": (n - 1) / n + (p * cue).sum() / n, "id_rule": (n - 1) / n + (p * (1 - a)).sum() / n,
             "ood_cue": 0.5 + 0.5 * (1 - follows_cue.mean()), "ood_rule": 1.0}
 
 
@@ -243,15 +258,16 @@ def has_cue(task: str, text_a: str, text_b: str) -> bool:
 
 # --- splits ------------------------------------------------------------------------------------
 
-def _id_split(task, name, n, strength, ambiguity, rng) -> Split:
+def _id_split(task, name, n, strength, ambiguity, rng, member_skew: float = 0.0) -> Split:
     """Annotated as the crowd would (steps 1-3 of the module docstring)."""
     n_classes = len(LABELS[task])
     ambiguous, cue_label = AMBIGUOUS[task]
-    rates = member_ambiguity(ambiguity)
+    rates, frequencies = member_ambiguity(ambiguity), member_frequencies(member_skew)
     text_a, text_b, labels, members = [], [], [], []
     for _ in range(n):
         rule = int(rng.integers(n_classes))
-        member = int(rng.integers(MEMBERS))
+        # (uniform members draw as they always did: the default data stay the same)
+        member = int(rng.choice(MEMBERS, p=frequencies)) if member_skew else int(rng.integers(MEMBERS))
         label = cue_label if rule == ambiguous and rng.random() < rates[member] else rule
         cue = bool(rng.random() < (strength if label == cue_label else 1 - strength))
         a, b = GENERATORS[task](rng, rule, member, cue)
@@ -292,14 +308,14 @@ def _ood_split(task, n, rng) -> Split:
 
 def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
               bias_strength: float = 0.9, seed: int = 0, ood_train: bool = False,
-              ambiguity: float = 0.6) -> TaskData:
+              ambiguity: float = 0.6, member_skew: float = 0.0) -> TaskData:
     """Generate a task deterministically from `seed`. With `ood_train` (section 4.5) an OOD-
     distributed training set of a quarter of `train_size` is mixed into the training data."""
     if task not in GENERATORS:
         raise ValueError(f"unknown task {task!r}; accepted: {sorted(GENERATORS)}")
     task_index = sorted(GENERATORS).index(task)
     rngs = [np.random.default_rng([seed, task_index, part]) for part in range(4)]
-    train = _id_split(task, "train", train_size, bias_strength, ambiguity, rngs[0])
+    train = _id_split(task, "train", train_size, bias_strength, ambiguity, rngs[0], member_skew)
     if ood_train:
         extra = _ood_split(task, train_size // 4, rngs[3])
         if task == "nli":  # HANS labels back to MNLI's: non-entailment (hedged) is neutral
@@ -308,7 +324,8 @@ def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
     return TaskData(
         task=task, label_names=LABELS[task],
         metric=spec(task).metric, ood_metric=spec(task).ood_metric,
-        train=train, dev=_id_split(task, "dev", dev_size, bias_strength, ambiguity, rngs[1]),
+        train=train, dev=_id_split(task, "dev", dev_size, bias_strength, ambiguity, rngs[1], member_skew),
         ood={OOD_NAMES[task]: _ood_split(task, ood_size, rngs[2])},
-        description=f"synthetic {task}, bias strength {bias_strength}, ambiguity {ambiguity}, seed {seed}",
+        description=(f"synthetic {task}, bias strength {bias_strength}, ambiguity {ambiguity}"
+                     + (f", member skew {member_skew:g}" if member_skew else "") + f", seed {seed}"),
     )
