@@ -11,7 +11,7 @@ from . import mask_structure as structure
 from . import models, plots
 from .sections import gather
 
-def mask_structure(page, sparsity: float | None = None, against: str = "mask train (poe)") -> None:
+def mask_structure(page, sparsity: float | None, against: str) -> None:
     """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
     page's highest), and its masks' Jaccard similarity to `against`'s."""
     sparsity = max(page.sparsities) if sparsity is None else sparsity

@@ -177,7 +177,7 @@ class RunConfig(_Frozen):
             if not self.mask_from.is_pruning:
                 raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
             source = methods.schedule(self.mask_from, 1)  # its levels do not depend on the data size
-            kept = sorted(source.levels.values()) if source.level_masks else []
+            kept = sorted(source.levels.values()) if source.pick_level else []
             if self.mask_level is not None and not any(abs(self.mask_level - level) < 1e-9 for level in kept):
                 raise ValueError(f"mask_level picks a level of the mask_from run: one of "
                                  f"{kept or 'none (it keeps one mask)'}, got {self.mask_level}")

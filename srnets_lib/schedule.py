@@ -25,7 +25,7 @@ class Schedule:
     levels: dict[int, float] = field(default_factory=dict)  # evaluations that are results of their own (IMP)
     # a run fine-tuned from this one picks one level's mask (mask_level; imp-rw: section 4.3 fine-tunes
     # each level's subnetwork alone); every IMP run keeps each level's mask either way
-    level_masks: bool = False
+    pick_level: bool = False
 
     def evaluated(self, ood_every: bool) -> tuple[int, ...]:
         """The evaluations that run: all of them when the OOD sets are scored at every one

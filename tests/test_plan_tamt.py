@@ -72,7 +72,7 @@ def test_imp_on_mlm_as_imp_prun_step2792(R):
         "imp-rw", True, 5e-5, 16, 2, 0.9)
     schedule = plan.schedule(imp)
     assert schedule.restarts[:3] == (0, 2792, 5584) and schedule.steps == 9 * 2792  # LT_pretrain.py
-    assert schedule.levels[5 * 2792] == 0.5 and schedule.level_masks
+    assert schedule.levels[5 * 2792] == 0.5 and schedule.pick_level
 
 
 def test_transfer_as_run_glue_and_run_squad(R):

@@ -24,9 +24,9 @@ def test_imp_prunes_from_step_0_every_interval_and_one_run_yields_every_level():
     # each level is the model at the end of its interval, just before the next pruning
     assert schedule.levels == {10 * k: round(0.1 * k, 6) for k in range(1, 10)}
     assert schedule.evaluations == tuple(range(10, 91, 10)) and schedule.selectable == {90}
-    assert not schedule.level_masks
+    assert not schedule.pick_level
     rw = methods.schedule(config(method="imp-rw", sparsity=0.3, epochs=10), 100)
-    assert rw.level_masks and rw.steps == 30 and list(rw.sparsity_steps) == [0, 10, 20]
+    assert rw.pick_level and rw.steps == 30 and list(rw.sparsity_steps) == [0, 10, 20]
 
 
 def test_mask_training_resets_thresholds_at_every_evaluation_and_selects_after_0_7_t_max():

@@ -59,7 +59,7 @@ class IMP(Method):
             per_epoch, t_max, steps, evaluations, frozenset({steps}),  # no selection: the last level
             restarts=tuple(k * interval for k in range(count)),
             sparsity_steps={k * interval: level(k + 1, config.imp_delta_s) for k in range(count)},
-            levels=levels, level_masks=config.method == "imp-rw")
+            levels=levels, pick_level=config.method == "imp-rw")
 
     def masked_layers(self):
         return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)

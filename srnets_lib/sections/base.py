@@ -56,8 +56,8 @@ class Section:
         raise NotImplementedError
 
     def subset_points(self, page, series: tuple, sparsity: float) -> list[Point]:
-        """The points whose OOD scores split by subset (analysis.subsets): the page's full models
-        and its `series` at `sparsity`."""
+        """The points whose OOD scores split by subset (analysis.subsets): the page's points of
+        `series`, its full models and its subnetworks at `sparsity`."""
         return [p for p in page.points if p.task in page.tasks and p.series in series
                 and (p.reference or abs(p.x - sparsity) < 1e-9)]
 
