@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     run.add_argument("params", help="params file, e.g. params/toy.yaml")
     run.add_argument("overrides", nargs="*", help="key=value, e.g. method=mask loss=poe sparsity=0.7 seed=1")
     sweep = sub.add_parser("sweep", help="compute every run the given notebooks show (Ray or local)")
-    from .sweep import add_arguments
+    from .sweep import RUNS_PER_GPU, add_arguments
 
     add_arguments(sweep)
     planner = sub.add_parser("plan", help="list the distinct runs a sweep would compute, with steps, disk, GPU-hours")
@@ -106,7 +106,8 @@ def main(argv=None) -> int:
     planner.add_argument("--steps-per-second", type=_positive(float), default=None,
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
     planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
-    planner.add_argument("--runs-per-gpu", type=_positive(int), default=4, help="runs sharing one GPU (sweep --runs-per-gpu)")
+    planner.add_argument("--runs-per-gpu", type=_positive(int), default=RUNS_PER_GPU,
+                         help="runs sharing one GPU (sweep --runs-per-gpu)")
     scorer = sub.add_parser("evaluate", help="score finished runs on OOD sets they lack (a file added since), "
                                              "without training")
     scorer.add_argument("notebooks", nargs="+", help="book/*.ipynb whose runs to score")

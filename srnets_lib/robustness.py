@@ -100,7 +100,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--data-seeds", nargs="*", type=int, default=list(DATA_SEEDS))
     parser.add_argument("--strengths", nargs="*", type=float, default=list(STRENGTHS))
     parser.add_argument("--executor", choices=["ray", "local"], default="ray")
-    parser.add_argument("--runs-per-gpu", type=int, default=4)
+    from .executors import RUNS_PER_GPU
+
+    parser.add_argument("--runs-per-gpu", type=int, default=RUNS_PER_GPU)
     parser.add_argument("--no-compute", dest="compute", action="store_false",
                         help="judge what the store holds, computing nothing")
 
