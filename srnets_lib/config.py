@@ -48,6 +48,11 @@ class DataConfig(_Frozen):
     train_size: Optional[int] = Field(None, gt=0)  # None: the whole split (real data)
     dev_size: Optional[int] = Field(None, gt=0)
     ood_size: Optional[int] = Field(None, gt=0)
+    # synthetic: an ID test split drawn as dev is, scored only at the selected checkpoint, so that
+    # the reported ID score is not the one checkpoints were selected on; None: none, the ID score
+    # reported is the dev score (the authors' protocol on real data: their scripts select and
+    # report on dev)
+    test_size: Optional[int] = Field(None, gt=0)
     bias_strength: float = Field(0.9, ge=0.5, le=1.0)  # synthetic: P(cue agrees with label)
     # synthetic: P(annotated with the cue's label) of the ambiguous class's most ambiguous member
     # (members k = 0..4 get ambiguity * k / 4: data/synthetic.py)
@@ -65,6 +70,10 @@ class DataConfig(_Frozen):
             raise ValueError("data.source=local needs data.path (the folder with the original files)")
         if self.source == "synthetic" and not (self.train_size and self.dev_size and self.ood_size):
             raise ValueError("data.source=synthetic needs train_size, dev_size and ood_size")
+        if self.test_size is not None and self.source != "synthetic":
+            raise ValueError(f"data.test_size={self.test_size}: only synthetic data have an ID test split "
+                             f"(real data are selected and reported on dev, as the authors' scripts do); "
+                             f"remove it for data.source={self.source}")
         return self
 
 

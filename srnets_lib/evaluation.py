@@ -53,6 +53,18 @@ class Evaluator:
     def ood(self) -> tuple[str, ...]:
         return tuple(self.data.ood)
 
+    @property
+    def id_split(self) -> str:
+        """The split the reported ID score is read from: the ID test split where the data have
+        one (synthetic), so that it is not the score checkpoints were selected on; else dev."""
+        return self.data.id_split
+
+    @property
+    def reported(self) -> tuple[str, ...]:
+        """The splits scored only where a result reads them (a level, the selected checkpoint):
+        the ID test split, if any, and the OOD sets. Selection never reads them."""
+        return (("test",) if self.data.test is not None else ()) + self.ood
+
     def scores(self, model, splits=None) -> dict[str, float]:
         """Scores on the named splits (default: dev and every OOD set); leaves the model training."""
         pruning.masks.invalidate_all(pruning.masked_modules(model))

@@ -3,9 +3,10 @@
 The paradigms differ only in what trains and how it is pruned (methods/, one module per
 method) and in the loss (losses.py); one optimisation step is step.py, the set-up build.py,
 when things happen the run's Schedule. The loop: step; after the steps the schedule names,
-evaluate on the ID dev set (and the OOD sets where a result reads them, or everywhere for
-training curves), consider the checkpoint for selection (the best ID dev score, appendix B.3.3),
-record IMP's levels; at the end restore the selected checkpoint and write the result.
+evaluate on the ID dev set (and the ID test and OOD sets where a result reads them, or everywhere
+for training curves), consider the checkpoint for selection (the best ID dev score, appendix B.3.3),
+record IMP's levels; at the end restore the selected checkpoint, score it on the ID test and OOD
+sets if it was not, and write the result.
 """
 
 from __future__ import annotations
@@ -148,8 +149,8 @@ class Loop:
         self.history.append(row)
         if at in schedule.levels:
             level = schedule.levels[at]
-            self.levels[f"{level:g}"] = {"step": at, "sparsity": row["sparsity"], "id": row["dev"],
-                                         "ood": {k: row[k] for k in run.evaluator.ood}}
+            self.levels[f"{level:g}"] = {"step": at, "sparsity": row["sparsity"], "id": row[run.evaluator.id_split],
+                                         "dev": row["dev"], "ood": {k: row[k] for k in run.evaluator.ood}}
             self.store.save_masks(pruning.masked_modules(run.model), level)  # every level's subnetwork
             if run.evaluator.predictions:
                 self.store.save_predictions(run.evaluator.predictions, level)
@@ -206,8 +207,8 @@ class Loop:
             store.save_masks(masked)
         if self.request.weights:
             store.save_weights(run.trainable)
-        if any(name not in row for name in run.evaluator.ood):  # scored only now, on the selected checkpoint
-            row = {**row, **run.evaluator.scores(run.model, run.evaluator.ood)}
+        if any(name not in row for name in run.evaluator.reported):  # scored only now, on the selected checkpoint
+            row = {**row, **run.evaluator.scores(run.model, run.evaluator.reported)}
             predictions.update(run.evaluator.predictions)
         if predictions:  # none from a corpus run (losses) or SQuAD (spans)
             store.save_predictions(predictions)
@@ -217,10 +218,11 @@ class Loop:
             key=store.key, task=cfg.task, method=cfg.method, loss=cfg.loss, seed=cfg.seed, backbone=cfg.backbone,
             data=run.data.description, data_fingerprint=run.fingerprint, metric=run.data.metric,
             ood_metric=run.data.metric_of("ood"), target_sparsity=cfg.sparsity, **report,
-            selected_step=row["step"], t_max=run.schedule.t_max, steps_run=run.schedule.steps, id=row["dev"],
+            selected_step=row["step"], t_max=run.schedule.t_max, steps_run=run.schedule.steps,
+            id=row[run.evaluator.id_split], id_split=run.evaluator.id_split, dev=row["dev"],
             ood={k: row[k] for k in run.evaluator.ood}, ood_missing=getattr(run.data, "ood_missing", {}),
             levels={k: LevelResult(**v) for k, v in self.levels.items()},
-            scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.ood)},
+            scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.reported)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
             execution=execution(run), ood_every=self.request.ood_every,
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights)

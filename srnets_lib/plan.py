@@ -45,10 +45,11 @@ def train_rows(config: RunConfig) -> int:
 
 
 def eval_rows(config: RunConfig) -> tuple[int, int]:
-    """(ID dev rows, OOD rows) of one evaluation."""
+    """(ID dev rows, rows scored only where a result reads them: the OOD sets and the ID test
+    split) of one evaluation."""
     data = config.data
     if data.source == "synthetic":
-        return data.dev_size, data.ood_size
+        return data.dev_size, data.ood_size + (data.test_size or 0)
     return spec(config.task).dev_rows, spec(config.task).ood_rows
 
 
@@ -106,8 +107,8 @@ class PlannedRun:
         return len(self.schedule.evaluated(self.request.ood_every))
 
     def evaluated_rows(self, ood_every: bool | None = None) -> int:
-        """Examples the run evaluates: the dev set at each evaluation, the OOD sets as often as
-        the schedule scores them; as requested, or with `ood_every` (True: the authors' way,
+        """Examples the run evaluates: the dev set at each evaluation, the OOD sets (and the ID
+        test split) as often as the schedule scores them; as requested, or with `ood_every` (True: the authors' way,
         every OOD set at every evaluation)."""
         every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
         dev, ood = eval_rows(self.config)

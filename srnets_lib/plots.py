@@ -19,8 +19,15 @@ def _palette(series: list[str]) -> dict:
     return {name: colours[i % len(colours)] for i, name in enumerate(series)}
 
 
+def id_label(df: pd.DataFrame) -> str:
+    """What the frame's ID scores were measured on: "ID test" (synthetic data's test split, never
+    read by selection) or "ID dev" (real data, the authors' protocol: selected and reported on dev)."""
+    splits = set(df["id_split"].dropna()) if "id_split" in df else {"dev"}
+    return "ID test" if splits == {"test"} else "ID dev" if splits <= {"dev"} else "ID (test or dev)"
+
+
 def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
-    """One row per task, one column per metric (ID dev, then each OOD set)."""
+    """One row per task, one column per metric (the ID score, then each OOD set)."""
     tasks = list(dict.fromkeys(df["task"]))
     columns = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
@@ -39,7 +46,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
                 mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
                 ax.axhline(mean, ls="--", color=palette[name], label=name)
                 ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
-            name = "ID dev" if metric == "id" else metric[4:]
+            name = id_label(sub) if metric == "id" else metric[4:]
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
@@ -63,7 +70,8 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax)
-        ax.set_title(("ID dev" if metric == "dev" else metric) + (" (synthetic)" if synthetic else ""), fontsize=10)
+        ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
+                     fontsize=10)
     fig.suptitle(title)
     fig.tight_layout()
     return fig
@@ -83,7 +91,7 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
         df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
     grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
     mean, std = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100
-    out = pd.DataFrame({("ID" if c == "id" else c): [("–" if pd.isna(m) else f"{m:.1f} ± {s:.1f}")
+    out = pd.DataFrame({(id_label(df) if c == "id" else c): [("–" if pd.isna(m) else f"{m:.1f} ± {s:.1f}")
                                                      for m, s in zip(mean[c], std[c])] for c in mean.columns},
                        index=mean.index)
     out["seeds"] = grouped.size()
@@ -104,7 +112,7 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     """Accuracy per subset of each task's OOD set (gather.subsets rows), one panel per task: the
     subsets of its subset column (HANS's heuristics, the synthetic members) or else its labels,
     grouped by label; mean ± sd over seeds."""
-    ood = df[df.split != "dev"]
+    ood = df[~df.split.isin(["dev", "test"])]
     tasks = list(dict.fromkeys(ood.task))
     # one task's panel as wide as the legend below it
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(max(9.0, 5.2 * len(tasks)), 4.4), squeeze=False)

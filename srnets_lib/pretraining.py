@@ -126,6 +126,8 @@ class CorpusEvaluator:
     `dev` is minus the run's own objective, so the higher the better as for a task."""
 
     ood: tuple[str, ...] = ()
+    reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.Evaluator)
+    id_split = "dev"
     predictions: dict = {}  # losses, not per-example predictions: the run stores none (never mutated)
 
     def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, objective: str):

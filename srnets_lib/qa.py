@@ -55,6 +55,8 @@ class SpanEvaluator:
     (data/squad.predictions: n_best 20, max answer 30) against all its gold answers; fractions."""
 
     ood: tuple[str, ...] = ()
+    reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.Evaluator)
+    id_split = "dev"
     predictions: dict = {}  # answer spans, not class predictions: the run stores none (never mutated)
 
     def __init__(self, windows: Windows, batch_size: int, pad_id: int, precision: str):

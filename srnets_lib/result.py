@@ -21,8 +21,9 @@ class LevelResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
     step: int
     sparsity: float
-    id: float
+    id: float  # on the run's ID split (RunResult.id_split)
     ood: dict[str, float]
+    dev: Optional[float] = None  # the ID dev score (not recorded before the ID test splits)
 
 
 class RunResult(BaseModel):
@@ -45,7 +46,11 @@ class RunResult(BaseModel):
     selected_step: int
     t_max: int
     steps_run: int
-    id: float  # ID dev score of the selected checkpoint
+    id: float  # the selected checkpoint's ID score, on `id_split`
+    # "test": the ID test split (synthetic data), which selection never reads; "dev": the dev set
+    # checkpoints were selected on (real data, the authors' protocol)
+    id_split: str = "dev"
+    dev: Optional[float] = None  # the selected checkpoint's ID dev score (what selected it)
     ood: dict[str, float]  # OOD set -> score of the selected checkpoint
     # OOD sets of the task this run was not evaluated on, and why (a file missing, skipped with
     # execution.skip_ood); `python -m srnets_lib evaluate` adds them later where it can

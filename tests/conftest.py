@@ -29,8 +29,8 @@ def tiny_params(tmp_path):
     """params/toy.yaml on the tiny random model and a few dozen examples: one seed, one sparsity."""
     text = Path("params/toy.yaml").read_text()
     for old, new in [("backbone: packaged", "backbone: tiny"), ("num_layers: 2", "num_layers: null"),
-                     ("train_size: 256, dev_size: 300, ood_size: 300",
-                      "train_size: 96, dev_size: 32, ood_size: 32"),
+                     ("train_size: 256, dev_size: 300, test_size: 300, ood_size: 300",
+                      "train_size: 96, dev_size: 32, test_size: 32, ood_size: 32"),
                      ("seeds: [1, 2]", "seeds: [1]"),
                      ("sparsities: [0.2, 0.5, 0.7, 0.9]", "sparsities: [0.5]")]:
         assert old in text, f"params/toy.yaml no longer contains {old!r}: update tiny_params"

@@ -108,6 +108,37 @@ def test_synthetic_ood_cue_carries_no_label_information(task):
 
 
 @pytest.mark.parametrize("task", TASKS)
+def test_synthetic_ood_sets_are_stratified_by_label_and_member(task):
+    """Each label's members are equally frequent, to one example (a stratified sample)."""
+    ood = next(iter(make_task(task, 64, 64, 301, seed=4).ood.values()))
+    for label in (0, 1):
+        chosen = ood.labels == label
+        counts = np.bincount([m for (_, m), c in zip(_rules(task, ood), chosen) if c], minlength=synthetic.MEMBERS)
+        assert counts.max() - counts.min() <= 1, counts
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_synthetic_test_split_is_drawn_as_dev_and_changes_no_other_split(task):
+    """The ID test split (what the reported ID score is measured on, never read by selection):
+    drawn from the training distribution like dev but from its own random stream, so train, dev
+    and the OOD set are the same with or without it."""
+    from srnets_lib.data.encode import split_fingerprint
+
+    plain = make_task(task, 200, 300, 100, bias_strength=0.8, seed=5)
+    with_test = make_task(task, 200, 300, 100, bias_strength=0.8, seed=5, test_size=2000)
+    assert plain.test is None and plain.id_split == "dev" and with_test.id_split == "test"
+    for name in ("train", "dev"):
+        assert split_fingerprint(getattr(plain, name)) == split_fingerprint(getattr(with_test, name))
+    assert split_fingerprint(*plain.ood.values()) == split_fingerprint(*with_test.ood.values())
+    test, dev = with_test.test, make_task(task, 200, 2000, 100, bias_strength=0.8, seed=5).dev
+    assert len(test) == 2000 and not set(zip(test.text_a, test.text_b, test.labels)) >= set(
+        zip(dev.text_a[:50], dev.text_b[:50], dev.labels[:50]))
+    # the same distribution: label and cue frequencies within sampling error of dev's
+    for column in (lambda s: s.labels == synthetic.AMBIGUOUS[task][1], lambda s: _cues(task, s)):
+        assert abs(column(test).mean() - column(dev).mean()) < 0.05
+
+
+@pytest.mark.parametrize("task", TASKS)
 def test_synthetic_ood_labels_follow_the_rule(task):
     """The challenge sets are labelled by construction: the rule, never the annotators' ambiguity;
     the ambiguous class's members are all represented."""

@@ -19,6 +19,22 @@ COMMON = dict(backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_s
               eval_interval=2, max_length=48, lr=1e-3)
 
 
+def test_the_reported_id_score_is_the_test_splits_and_selection_never_reads_it(store):
+    """With an ID test split, checkpoints are selected on dev (appendix B.3.3) and the reported ID
+    score is the selected checkpoint's on the test split, scored there only: it is not the score
+    the checkpoint was selected on."""
+    config = RunConfig(task="nli", **{**COMMON, "data": DataConfig(train_size=96, dev_size=48, test_size=64,
+                                                                    ood_size=40)})
+    result = execute(config, Request())
+    data, stored, rows = load_task("nli", config.data), Run(config).predictions(), Run(config).metrics()
+    assert result.id_split == "test" and set(stored) == {"dev", "test", "hans-like"}
+    assert split_metric("accuracy", data.test, stored["test"]) == result.id
+    assert split_metric("accuracy", data.dev, stored["dev"]) == result.dev
+    best = max(rows, key=lambda r: r["dev"])  # the first of equals
+    assert best["step"] == result.selected_step and best["dev"] == result.dev
+    assert all("test" not in r for r in rows)  # never scored while selecting
+
+
 @pytest.mark.parametrize("request_", [Request(), Request(ood_every=True)], ids=["ood-at-the-end", "ood-every"])
 def test_stored_predictions_give_back_the_reported_scores(store, request_):
     config = RunConfig(task="nli", **COMMON)

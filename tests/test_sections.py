@@ -163,7 +163,9 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
                        {"task": "paraphrase", "series": "full", "seed": 1, "id": 0.95, "ood:hans": None, "ood:paws": 0.7},
                        {"task": "sst2", "series": "full", "seed": 1, "id": 0.88, "ood:hans": None, "ood:paws": None}])
     out = plots.table(df, index=("task", "series"))
-    assert list(out.columns) == ["ID", "OOD", "seeds"] and out.index.names == ["task", "series", "OOD set"]
+    assert list(out.columns) == ["ID dev", "OOD", "seeds"] and out.index.names == ["task", "series", "OOD set"]
+    # the ID column names the split the ID scores were measured on (the toy's test split)
+    assert list(plots.table(df.assign(id_split="test"), index=("task", "series")).columns)[0] == "ID test"
     assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.0", "61.0 ± 1.0", 2]
     assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0 ± 0.0", "70.0 ± 0.0", 1]
     assert out.loc[("sst2", "full", "–")].tolist() == ["88.0 ± 0.0", "–", 1] and len(out) == 3

@@ -43,7 +43,7 @@ def load_task(task: str, data: DataConfig) -> TaskData | SquadData:
 
         return make_task(task, data.train_size, data.dev_size, data.ood_size,
                          data.bias_strength, data.data_seed, data.ood_train,
-                         data.ambiguity, data.member_skew)
+                         data.ambiguity, data.member_skew, data.test_size)
     if data.source == "local":
         from .local import load_local
 

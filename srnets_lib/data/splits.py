@@ -80,10 +80,18 @@ class TaskData:
     description: str = ""  # e.g. "synthetic" or the files used
     ood_metric: str = ""  # of the OOD sets: "accuracy" | "weighted_f1"; "" = metric
     ood_missing: dict[str, str] = field(default_factory=dict)  # OOD set -> why it is not evaluated
+    # an ID test split (synthetic data): drawn as dev is, never read by selection; the reported ID
+    # score is measured on it. None: the reported ID score is dev's (real data, the authors' protocol)
+    test: Split | None = None
 
     def metric_of(self, split: str) -> str:
-        return self.metric if split == "dev" else (self.ood_metric or self.metric)
+        return self.metric if split in ("dev", "test") else (self.ood_metric or self.metric)
+
+    @property
+    def id_split(self) -> str:
+        """The split the reported ID score is measured on."""
+        return "dev" if self.test is None else "test"
 
     @property
     def eval_splits(self) -> dict[str, Split]:
-        return {"dev": self.dev, **self.ood}
+        return {"dev": self.dev, **({} if self.test is None else {"test": self.test}), **self.ood}

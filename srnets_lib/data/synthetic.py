@@ -21,8 +21,9 @@ trains: the Bayes-optimal (std) prediction for member k follows the cue where
 a_k * s > (1 - a_k) * (1 - s), i.e. a_k > 1 - s (3 of the 5 members at s = 0.8, 4 at 0.9), and
 the rule elsewhere. The bias-only model sees the cue alone (bias.py's features), so a product of
 experts with it leaves the main model the rule's own odds: it follows the rule on every member
-with a_k below about (1 + mean a_k) / 2, i.e. all five. The ID dev set is annotated like the
-training set, so it rewards the cue.
+with a_k below about (1 + mean a_k) / 2, i.e. all five. The ID dev set, which selects
+checkpoints, and the ID test set, which the reported ID score is measured on, are annotated like
+the training set, so they reward the cue.
 
 How far this is from real data: `design_criteria` computes, exactly, the ID accuracy of the
 rule follower (ideal debiasing, 100% OOD) and of the cue-using Bayes-optimal model: 90.0 vs 95.0
@@ -40,8 +41,9 @@ follows the cue on members it has seen a few times is a property of training, no
 
 The OOD sets are built as HANS, PAWS and FEVER-Symmetric are: every example carries the cue (it
 carries no label information), labels follow the rule exactly (a challenge set is labelled by
-construction), the two labels are balanced and the ambiguous class's members are sampled
-uniformly. A model that follows the cue on m of the 5 members scores 50 + 10 * (5 - m): the
+construction), the two labels are balanced and each label's members equally frequent (a
+stratified sample: its accuracy's standard error comes only from within each member, so 1,000
+examples measure a model that is consistent on each member to well within a point). A model that follows the cue on m of the 5 members scores 50 + 10 * (5 - m): the
 Bayes-optimal std model 70 (s = 0.8) or 60 (s = 0.9), a rule follower 100.
 
 Tasks
@@ -279,42 +281,55 @@ def _id_split(task, name, n, strength, ambiguity, rng, member_skew: float = 0.0)
 
 
 def _ood_split(task, n, rng) -> Split:
-    """Every example carries the cue; labels follow the rule; labels balanced, members uniform."""
+    """Every example carries the cue; labels follow the rule. Stratified: the two labels, and each
+    label's members, are equally frequent (to one example), so that the accuracy's sampling error
+    comes only from within each member (a stratified sample)."""
     ambiguous, cue_label = AMBIGUOUS[task]
     text_a, text_b, labels, members = [], [], [], []
     if task == "factcheck":  # each claim once with a supporting and once with a refuting evidence
-        while len(labels) < n:
+        drawn = [_equally_often(rng, (n + 1) // 2), _equally_often(rng, n // 2)]  # (an odd n: one claim once)
+        for j in range((n + 1) // 2):
             claim, name, relation, city = _claim(rng, True)
-            for rule in (0, 1):
-                member = int(rng.integers(MEMBERS))
+            for rule in (0, 1)[:1 + (j < n // 2)]:
+                member = int(drawn[rule][j])
                 text_a.append(claim)
                 text_b.append(_evidence(rng, name, relation, city, rule, member))
                 labels.append(rule)
                 members.append(member_name(task, rule, member))
-        return Split(OOD_NAMES[task], text_a[:n], text_b[:n], np.array(labels[:n]), LABELS[task],
-                     subsets={"member": members[:n]})
-    for y in rng.permutation(np.arange(n) % 2):  # exactly balanced
-        rule, member = (cue_label if y == 0 else ambiguous), int(rng.integers(MEMBERS))
-        a, b = GENERATORS[task](rng, rule, member, True)
+        return Split(OOD_NAMES[task], text_a, text_b, np.array(labels), LABELS[task], subsets={"member": members})
+    ys = rng.permutation(np.arange(n) % 2)  # exactly balanced
+    drawn = np.zeros(n, dtype=np.int64)
+    for y in (0, 1):
+        drawn[ys == y] = _equally_often(rng, int((ys == y).sum()))
+    for y, member in zip(ys, drawn):
+        rule = cue_label if y == 0 else ambiguous
+        a, b = GENERATORS[task](rng, rule, int(member), True)
         text_a.append(a)
         text_b.append(b)
         labels.append(rule)
-        members.append(member_name(task, rule, member))
+        members.append(member_name(task, rule, int(member)))
     if task == "nli":  # HANS labels: entailment vs non-entailment (hedged premises)
         return Split(OOD_NAMES[task], text_a, text_b, np.array([0 if r == 0 else 1 for r in labels]),
                      HANS_LABELS, HANS_COLLAPSE, subsets={"member": members})
     return Split(OOD_NAMES[task], text_a, text_b, np.array(labels), LABELS[task], subsets={"member": members})
 
 
+def _equally_often(rng, count: int) -> np.ndarray:
+    """`count` members, each as often as the others to one, in random order."""
+    return rng.permutation(np.resize(np.arange(MEMBERS), count))
+
+
 def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
               bias_strength: float = 0.9, seed: int = 0, ood_train: bool = False,
-              ambiguity: float = 0.6, member_skew: float = 0.0) -> TaskData:
+              ambiguity: float = 0.6, member_skew: float = 0.0, test_size: int | None = None) -> TaskData:
     """Generate a task deterministically from `seed`. With `ood_train` (section 4.5) an OOD-
-    distributed training set of a quarter of `train_size` is mixed into the training data."""
+    distributed training set of a quarter of `train_size` is mixed into the training data. With
+    `test_size` an ID test split is drawn as dev is, from a random stream of its own (the other
+    splits are the same with or without it)."""
     if task not in GENERATORS:
         raise ValueError(f"unknown task {task!r}; accepted: {sorted(GENERATORS)}")
     task_index = sorted(GENERATORS).index(task)
-    rngs = [np.random.default_rng([seed, task_index, part]) for part in range(4)]
+    rngs = [np.random.default_rng([seed, task_index, part]) for part in range(5)]
     train = _id_split(task, "train", train_size, bias_strength, ambiguity, rngs[0], member_skew)
     if ood_train:
         extra = _ood_split(task, train_size // 4, rngs[3])
@@ -326,6 +341,8 @@ def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
         metric=spec(task).metric, ood_metric=spec(task).ood_metric,
         train=train, dev=_id_split(task, "dev", dev_size, bias_strength, ambiguity, rngs[1], member_skew),
         ood={OOD_NAMES[task]: _ood_split(task, ood_size, rngs[2])},
+        test=None if test_size is None else _id_split(task, "test", test_size, bias_strength, ambiguity, rngs[4],
+                                                      member_skew),
         description=(f"synthetic {task}, bias strength {bias_strength}, ambiguity {ambiguity}"
                      + (f", member skew {member_skew:g}" if member_skew else "") + f", seed {seed}"),
     )

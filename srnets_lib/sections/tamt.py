@@ -46,7 +46,7 @@ def subnetworks(recipes, seeds: list[int], sparsities: list[float], asked: bool 
 
 
 def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
-    """Per series and sparsity: the downstream score (ID dev) averaged over seeds, then over tasks
+    """Per series and sparsity: the downstream score (ID: the test split in the toy, dev at paper scale) averaged over seeds, then over tasks
     (the paper's "overall" score); tasks missing a value leave the mean undefined."""
     rows = df[df.task != "corpus"]
     per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
@@ -66,18 +66,18 @@ def fewest(runs: pd.Series, keys) -> int:
 
 
 def scores_only(df: pd.DataFrame) -> pd.DataFrame:
-    """The downstream scores of a frame (Part II reads the tasks' ID dev scores, not OOD sets)."""
+    """The downstream scores of a frame (Part II reads the tasks' ID scores, not OOD sets)."""
     return df.drop(columns=[c for c in df.columns if c.startswith("ood:")])
 
 
 def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None):
-    """One panel per task and one for the mean over tasks: ID dev score against x, the full model
+    """One panel per task and one for the mean over tasks: ID score against x, the full model
     dashed; of the page's frame, or of `frame` (one group's rows)."""
     frame = page.frame if frame is None else frame
     df = scores_only(frame[frame.task != "corpus"])
     overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
         task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
-        ood_metric=df.metric.iloc[0])
+        ood_metric=df.metric.iloc[0], id_split=df.id_split.iloc[0])
     fig = plots.sparsity_figure(pd.concat([df, overall], ignore_index=True), title, xlabel=xlabel,
                                 synthetic=page.synthetic)
     plt.close(fig)

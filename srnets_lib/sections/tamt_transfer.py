@@ -81,7 +81,7 @@ class Transfer(Section):
         return points
 
     def figure(self, page):
-        """Per backbone: one panel per task and one for the mean over tasks, ID dev score vs sparsity."""
+        """Per backbone: one panel per task and one for the mean over tasks, ID score vs sparsity."""
         return [score_figure(page, self._title(group), "sparsity", rows)
                 for group, rows in page.frame.groupby("group", sort=False)]
 
