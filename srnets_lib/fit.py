@@ -70,7 +70,7 @@ def same_data(read: dict[str, str], now: dict[str, str]) -> bool:
 
 def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult:
     started, schedule, model = time.time(), run.schedule, run.model
-    evaluated = set(schedule.evaluated(request.ood_every))
+    evaluated = set(schedule.evaluated(request.ood_every, request.levels))
     loop = Loop(run, request)
     start = loop.resume()
     losses = step.LossLog(run.store.key)
@@ -87,6 +87,8 @@ def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult
         bar.update(1)
         run.method.after_step(model, done)
         loop.keep(done)
+        if done in schedule.levels:  # every level's subnetwork, scored or not
+            run.store.save_masks(pruning.masked_modules(model), schedule.levels[done])
         if done in schedule.evaluations:
             if done in evaluated:
                 loop.evaluate(done, losses.mean_and_reset())
@@ -141,17 +143,16 @@ class Loop:
 
     def evaluate(self, at: int, loss: float | None) -> None:
         run, schedule = self.run, self.run.schedule
-        with_ood = schedule.ood_at(at, self.request.ood_every)
+        with_ood = schedule.ood_at(at, self.request.ood_every, self.request.levels)
         scores = run.evaluator.scores(run.model, None if with_ood else ("dev",))
         row = {"step": at, "epoch": at / schedule.steps_per_epoch, "sparsity": current_sparsity(run.model),
                "loss": loss, **scores}
         self.store.log(row)
         self.history.append(row)
-        if at in schedule.levels:
+        if at in schedule.levels and with_ood:
             level = schedule.levels[at]
             self.levels[f"{level:g}"] = {"step": at, "sparsity": row["sparsity"], "id": row[run.evaluator.id_split],
                                          "dev": row["dev"], "ood": {k: row[k] for k in run.evaluator.ood}}
-            self.store.save_masks(pruning.masked_modules(run.model), level)  # every level's subnetwork
             if run.evaluator.predictions:
                 self.store.save_predictions(run.evaluator.predictions, level)
         self.selection.consider(row, run.model, run.evaluator.predictions)
@@ -225,7 +226,8 @@ class Loop:
             scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.reported)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
             execution=execution(run), ood_every=self.request.ood_every,
-            kept_steps=sorted(self.request.keep_steps), weights=self.request.weights)
+            kept_steps=sorted(self.request.keep_steps), weights=self.request.weights,
+            levels_read=None if self.request.levels is None or not run.schedule.levels else sorted(self.levels, key=float))
         store.finish(result)
         return result
 

@@ -23,8 +23,8 @@ def needs(config: RunConfig, default: Request) -> list[tuple[RunConfig, Request]
     """The one rule for what a run's dependencies keep: a run started from another's weights
     reads its selected weights (or those after init_step steps, section 5.1); the confreg
     teacher's weights are read for its predictions; a subnetwork fine-tuned in isolation reads
-    the source run's mask, which every pruning run keeps."""
-    wanted = []
+    the source run's mask, which every pruning run keeps. None of them reads an IMP level's scores."""
+    wanted, default = [], replace(default, levels=())
     if config.init_from is not None:
         if config.init_step is not None:
             wanted.append((config.init_from, replace(default, keep_steps=(config.init_step,))))

@@ -104,7 +104,7 @@ class PlannedRun:
 
     @property
     def evaluations(self) -> int:
-        return len(self.schedule.evaluated(self.request.ood_every))
+        return len(self.schedule.evaluated(self.request.ood_every, self.request.levels))
 
     def evaluated_rows(self, ood_every: bool | None = None) -> int:
         """Examples the run evaluates: the dev set at each evaluation, the OOD sets (and the ID
@@ -112,7 +112,8 @@ class PlannedRun:
         every OOD set at every evaluation)."""
         every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
         dev, ood = eval_rows(self.config)
-        return len(self.schedule.evaluated(every)) * dev + self.schedule.ood_evaluations(every) * ood
+        levels = self.request.levels
+        return len(self.schedule.evaluated(every, levels)) * dev + self.schedule.ood_evaluations(every, levels) * ood
 
 
 def plan(sections: dict[str, list], graph) -> list[PlannedRun]:

@@ -65,6 +65,7 @@ class RunResult(BaseModel):
     ood_every: bool  # OOD scored at every evaluation (metrics.jsonl)
     kept_steps: list[int] = []  # weights kept after these steps
     weights: bool = False  # selected weights kept
+    levels_read: Optional[list[str]] = None  # IMP: the levels scored (`levels`), when not every one was
 
     def covers(self, request: Request) -> str | None:
         """None if this result serves `request`, else why not."""
@@ -75,4 +76,10 @@ class RunResult(BaseModel):
             return f"it kept no weights after steps {missing}"
         if request.weights and not self.weights:
             return "it did not keep its weights"
+        if self.levels_read is not None:
+            if request.levels is None:
+                return f"it scored only its levels {', '.join(self.levels_read)}, not every one"
+            unscored = [f"{s:g}" for s in request.levels if f"{s:g}" not in self.levels_read]
+            if unscored:
+                return f"it did not score its levels {', '.join(unscored)}"
         return None

@@ -27,22 +27,31 @@ class Schedule:
     # each level's subnetwork alone); every IMP run keeps each level's mask either way
     pick_level: bool = False
 
-    def evaluated(self, ood_every: bool) -> tuple[int, ...]:
+    def read_levels(self, levels: tuple[float, ...] | None = None) -> dict[int, float]:
+        """The levels (step -> sparsity) whose scores a result reads: every level (`levels`
+        None), else those named and the last (the run's own result)."""
+        if levels is None:
+            return self.levels
+        return {at: s for at, s in self.levels.items() if at == self.steps or any(abs(s - l) < 1e-9 for l in levels)}
+
+    def evaluated(self, ood_every: bool, levels: tuple[float, ...] | None = None) -> tuple[int, ...]:
         """The evaluations that run: all of them when the OOD sets are scored at every one
         (training curves); otherwise only those a result reads: a checkpoint that may be
-        selected, a level, and the last. Skipping the others changes no result (tested)."""
+        selected, a level read (`read_levels`), and the last. Skipping the others changes no
+        result (tested)."""
         if ood_every:
             return self.evaluations
-        return tuple(e for e in self.evaluations if e in self.selectable or e in self.levels or e == self.steps)
+        read = self.read_levels(levels)
+        return tuple(e for e in self.evaluations if e in self.selectable or e in read or e == self.steps)
 
-    def ood_at(self, step: int, ood_every: bool) -> bool:
+    def ood_at(self, step: int, ood_every: bool, levels: tuple[float, ...] | None = None) -> bool:
         """Whether the evaluation after `step` steps scores the OOD sets (besides the selected
         checkpoint's, which is scored at the end when it lacks them)."""
-        return ood_every or step in self.levels
+        return ood_every or step in self.read_levels(levels)
 
-    def ood_evaluations(self, ood_every: bool) -> int:
+    def ood_evaluations(self, ood_every: bool, levels: tuple[float, ...] | None = None) -> int:
         """How many times the run scores the OOD sets."""
-        return len(self.evaluated(True)) if ood_every else max(1, len(self.levels))
+        return len(self.evaluated(True)) if ood_every else max(1, len(self.read_levels(levels)))
 
     def segment_start(self, step: int) -> int:
         """The step at which the lr schedule that `step` belongs to started."""

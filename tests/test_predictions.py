@@ -83,3 +83,28 @@ def test_each_imp_level_keeps_its_mask_and_the_predictions_its_scores_were_read_
         assert 1 - last[name].float().mean().item() == pytest.approx(0.5, abs=0.01)
         assert not (last[name] & ~kept).any()
     assert list(gather.masks([point], 0.25)) == [("nli", 0, "imp (std)")]
+
+
+def test_an_imp_run_scores_only_the_levels_a_result_reads_and_keeps_every_levels_mask(store):
+    """A page that reads IMP's level at 0.25 asks for it alone: the levels between are neither
+    evaluated nor scored (their masks are kept all the same); the last level is the run's own
+    result. A later request for every level is not served by that run."""
+    import dataclasses
+
+    from srnets_lib import params as params_lib
+    from srnets_lib.fit import reusable
+
+    config = RunConfig(task="nli", method="imp", sparsity=0.75, imp_delta_s=0.25,
+                       init_from=RunConfig(task="nli", **COMMON), **COMMON)
+    point = Point("imp (std)", "nli", 0, 0.25, config, level=0.25)
+    (node,) = [n for n in gather.graph([point], params_lib.load("params/toy.yaml")) if n.config == config]
+    assert node.request.levels == (0.25,)
+    result = execute(config, node.request)
+    assert set(result.levels) == {"0.25", "0.75"} and result.levels_read == ["0.25", "0.75"]
+    assert [r["step"] for r in Run(config).metrics()] == [level.step for level in result.levels.values()]
+    for level in (0.25, 0.5, 0.75):
+        assert 1 - Run(config).masks(level)["bert.encoder.layer.0.attention.self.query"].float().mean().item() \
+            == pytest.approx(level, abs=0.01)
+    assert reusable(Run(config), node.request) is None
+    assert reusable(Run(config), dataclasses.replace(node.request, levels=(0.5,))) == "it did not score its levels 0.5"
+    assert "not every one" in reusable(Run(config), dataclasses.replace(node.request, levels=None))

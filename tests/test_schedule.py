@@ -79,3 +79,10 @@ def test_task_agnostic_masks_stop_at_max_steps_mid_schedule_without_selection():
     assert schedule.evaluated(False) == (14,)
     probe = methods.schedule(config(max_steps=0), 100)  # a subnetwork evaluated as it is
     assert (probe.steps, probe.evaluations, probe.restarts) == (0, (0,), ())
+
+
+def test_an_imp_run_evaluates_only_the_levels_read_and_its_last():
+    imp = methods.schedule(config(method="imp", sparsity=0.3, epochs=10, eval_interval=4), 100)
+    assert imp.read_levels(None) == imp.levels and imp.read_levels(()) == {30: 0.3}
+    assert imp.evaluated(False, (0.1,)) == (10, 30) and imp.ood_evaluations(False, (0.1,)) == 2
+    assert imp.ood_at(20, False, (0.1,)) is False and imp.ood_at(20, True, (0.1,)) is True

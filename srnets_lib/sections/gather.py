@@ -3,6 +3,7 @@ the points the store lacks, and computing them in this process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +22,12 @@ COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split"
 
 def graph(points: list[Point], params: Params) -> RunGraph:
     """The runs behind `points`, each once, dependencies first, with what each must leave behind
-    (its points' requests, else the params file's execution defaults; graph.needs)."""
+    (its points' requests, else the params file's execution defaults; graph.needs). A point at an
+    IMP level reads that level's scores, and no other level's."""
     runs = RunGraph(params.execution.request())
     for point in points:
-        runs.add(point.config, point.request)
+        request = point.request or runs.default
+        runs.add(point.config, request if point.level is None else replace(request, levels=(point.level,)))
     return runs
 
 
