@@ -78,7 +78,7 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
 
 
 def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
-    """mean ± std over seeds (x100, one decimal, like the paper's tables) of the ID score and of
+    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one seed) of the ID score and of
     each OOD set, the sets as rows of their own ("OOD set"), so no column is empty for a task
     without that set; rows without any OOD score keep "–"."""
     sets = [c for c in df.columns if c.startswith("ood:") and df[c].notna().any()]
@@ -90,11 +90,11 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
         none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
         df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
     grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
-    mean, std = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100
-    out = pd.DataFrame({(id_label(df) if c == "id" else c): [("–" if pd.isna(m) else f"{m:.1f} ± {s:.1f}")
-                                                     for m, s in zip(mean[c], std[c])] for c in mean.columns},
-                       index=mean.index)
-    out["seeds"] = grouped.size()
+    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100, grouped.size()
+    out = pd.DataFrame({(id_label(df) if c == "id" else c): [
+        "–" if pd.isna(m) else f"{m:.1f}" if n == 1 else f"{m:.1f} ± {s:.1f}"  # no spread from one seed
+        for m, s, n in zip(mean[c], std[c], seeds)] for c in mean.columns}, index=mean.index)
+    out["seeds"] = seeds
     return out
 
 
