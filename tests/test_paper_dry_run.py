@@ -30,6 +30,9 @@ def test_paper_scale_path_plans_and_runs_every_section(tmp_path, store):
     assert qqp_poe and all("prediction dropped: 1" in f["data"] for f in qqp_poe)  # the pair without one
     assert all(f["bias_model"].startswith("authors' predictions") for f in finals if f["loss"] != "std")
     imp = [f for f in finals if f["method"] in ("imp", "imp-rw")]
-    assert imp and all(list(f["levels"]) == [f"{k / 10:g}" for k in range(1, 10)] for f in imp)
-    assert all(len(list(store.glob(f"{f['key']}/mask_s*.npz"))) == 9 for f in imp if f["method"] == "imp-rw")
+    # each IMP run scores the levels its pages read and its last (Request.levels) and keeps every level's mask
+    every = [f"{k / 10:g}" for k in range(1, 10)]
+    assert imp and all(set(f["levels"]) <= set(every) and "0.9" in f["levels"] for f in imp)
+    assert any(list(f["levels"]) == ["0.2", "0.5", "0.7", "0.9"] for f in imp)  # section 4.2's
+    assert all(len(list(store.glob(f"{f['key']}/mask_s*.npz"))) == 9 for f in imp)
     assert {f["metric"] for f in finals if f["task"] == "paraphrase"} == {"f1"}
