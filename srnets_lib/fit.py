@@ -227,7 +227,8 @@ class Loop:
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),
             execution=execution(run), ood_every=self.request.ood_every,
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights,
-            levels_read=None if self.request.levels is None or not run.schedule.levels else sorted(self.levels, key=float))
+            levels_read=None if self.request.levels is None or not run.schedule.levels
+            else sorted(self.levels, key=float))
         store.finish(result)
         return result
 

@@ -108,8 +108,8 @@ class PlannedRun:
 
     def evaluated_rows(self, ood_every: bool | None = None) -> int:
         """Examples the run evaluates: the dev set at each evaluation, the OOD sets (and the ID
-        test split) as often as the schedule scores them; as requested, or with `ood_every` (True: the authors' way,
-        every OOD set at every evaluation)."""
+        test split) as often as the schedule scores them; as requested, or with `ood_every`
+        (True: the authors' way, every OOD set at every evaluation)."""
         every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
         dev, ood = eval_rows(self.config)
         levels = self.request.levels

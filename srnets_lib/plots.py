@@ -78,9 +78,9 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
 
 
 def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
-    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one seed) of the ID score and of
-    each OOD set, the sets as rows of their own ("OOD set"), so no column is empty for a task
-    without that set; rows without any OOD score keep "–"."""
+    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
+    seed) of the ID score and of each OOD set, the sets as rows of their own ("OOD set"), so no
+    column is empty for a task without that set; rows without any OOD score keep "–"."""
     sets = [c for c in df.columns if c.startswith("ood:") and df[c].notna().any()]
     keys = list(index)
     if sets:

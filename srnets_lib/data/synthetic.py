@@ -42,9 +42,9 @@ follows the cue on members it has seen a few times is a property of training, no
 The OOD sets are built as HANS, PAWS and FEVER-Symmetric are: every example carries the cue (it
 carries no label information), labels follow the rule exactly (a challenge set is labelled by
 construction), the two labels are balanced and each label's members equally frequent (a
-stratified sample: its accuracy's standard error comes only from within each member, so 1,000
-examples measure a model that is consistent on each member to well within a point). A model that follows the cue on m of the 5 members scores 50 + 10 * (5 - m): the
-Bayes-optimal std model 70 (s = 0.8) or 60 (s = 0.9), a rule follower 100.
+stratified sample: its accuracy's standard error comes only from within each member). A model
+that follows the cue on m of the 5 members scores 50 + 10 * (5 - m): the Bayes-optimal std
+model 70 (s = 0.8) or 60 (s = 0.9), a rule follower 100.
 
 Tasks
 -----

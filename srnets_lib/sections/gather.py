@@ -81,7 +81,8 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
             continue
         result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
-               "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key, "metric": final.metric,
+               "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
+               "metric": final.metric,
                "ood_metric": final.ood_metric}
         row.update({f"ood:{k}": v for k, v in result.ood.items()})
         if p.level is None:  # a corpus run's held-out losses (IMP's levels are probed by runs of their own)

@@ -46,7 +46,7 @@ def subnetworks(recipes, seeds: list[int], sparsities: list[float], asked: bool 
 
 
 def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
-    """Per series and sparsity: the downstream score (ID: the test split in the toy, dev at paper scale) averaged over seeds, then over tasks
+    """Per series and sparsity: the downstream score (ID; the toy's test split) averaged over seeds, then over tasks
     (the paper's "overall" score); tasks missing a value leave the mean undefined."""
     rows = df[df.task != "corpus"]
     per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
