@@ -62,8 +62,9 @@ class Evaluator:
     @property
     def reported(self) -> tuple[str, ...]:
         """The splits scored only where a result reads them (a level, the selected checkpoint):
-        the ID test split, if any, and the OOD sets. Selection never reads them."""
-        return (("test",) if self.data.test is not None else ()) + self.ood
+        every evaluation split but dev (the ID test split, if any, and the OOD sets). Selection
+        never reads them."""
+        return tuple(name for name in self.data.eval_splits if name != "dev")
 
     def scores(self, model, splits=None) -> dict[str, float]:
         """Scores on the named splits (default: dev and every OOD set); leaves the model training."""

@@ -1,7 +1,8 @@
 """What a caller asks of a run beyond its scientific settings: which evaluations score the OOD
 sets, which of IMP's levels it scores, which weights it keeps, and the evaluation batch size.
 None of it is part of the run's key; a stored run serves a request only if what it left behind
-covers it (result.RunResult.covers), otherwise it is computed again. Requests for one run merge (the union of what each asks)."""
+covers it (result.RunResult.covers), otherwise it is computed again. Requests for one run merge
+(the union of what each asks)."""
 
 from __future__ import annotations
 
