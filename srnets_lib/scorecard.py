@@ -29,13 +29,19 @@ def build(params_file=None) -> "Scorecard":
     return Scorecard(params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS)))
 
 
-def page_verdicts(name: str, params) -> tuple[list[Verdict], int]:
-    """(every verdict of the page `name` on its default tasks and seeds, how many of its points
-    have no finished run)."""
+def gathered(name: str, params):
+    """The page `name` on its default tasks and seeds, its results gathered from the store."""
     from .book import Page
 
     page = Page(sections.get(name), params, *sections.resolve(name, params))
     page.gather()
+    return page
+
+
+def page_verdicts(name: str, params) -> tuple[list[Verdict], int]:
+    """(every verdict of the page `name` on its default tasks and seeds, how many of its points
+    have no finished run)."""
+    page = gathered(name, params)
     return page.evaluate(), len(page.missing)
 
 
@@ -79,8 +85,9 @@ class Scorecard:
         self.synthetic = report.synthetic(params)
         self.verdicts: dict[str, list[Verdict]] = {}
         self.missing: dict[str, int] = {}
-        for name in params_lib.SECTIONS:
-            self.verdicts[name], self.missing[name] = page_verdicts(name, params)
+        self.pages = {name: gathered(name, params) for name in params_lib.SECTIONS}
+        for name, page in self.pages.items():
+            self.verdicts[name], self.missing[name] = page.evaluate(), len(page.missing)
         self.frame = pd.DataFrame([row for name in params_lib.SECTIONS for row in self._rows(name)], columns=COLUMNS)
 
     def _rows(self, name: str) -> list[dict]:
@@ -172,6 +179,30 @@ class Scorecard:
                          "is the smallest margin in points."))
         table = robustness.pivot(df).reset_index()
         display(HTML(f'<div style="font-size: 0.8em">{_html(table.map(lambda x: html.escape(str(x))))}</div>'))
+
+    def precision(self) -> None:
+        """How precise one reported number of this build is (precision.py): the standard errors of
+        the reported scores, and how much higher the selected checkpoint's dev score reads than its
+        test score."""
+        from . import precision
+
+        points = [p for page in self.pages.values() for p in page.points]
+        errors = precision.errors(points)
+        if errors.empty:
+            display(Markdown("*No finished run stored its predictions.*"))
+            return
+        gaps = precision.selection_gaps(points)
+        display(Markdown(
+            "Every reported score of this build's runs (each run and IMP level once), from its stored "
+            "per-example predictions: the standard error of one score, in points. Accuracy's is exact "
+            "(binomial on the ID split, a random sample; stratified by label and subset on an OOD set, "
+            f"drawn that way); the F1 scores' are bootstrapped ({precision.RESAMPLES} resamples). Two "
+            "scores whose difference is within about twice their combined standard error are not told "
+            "apart by one run each; a verdict's margin reads against that."
+            + (" The last row: checkpoints are selected on ID dev, and the selected checkpoint's dev score "
+               "reads this much above the ID test score the book reports (the optimism that reporting "
+               "dev's own score would add)." if len(gaps) > 1 else "")))
+        display(HTML(_html(precision.summary(errors, gaps))))
 
 
 def _html(df: pd.DataFrame) -> str:

@@ -16,7 +16,7 @@ from ..runs import Run, failure
 from .base import Point
 
 # the columns of `frame`, besides one "ood:<set>" column per OOD evaluation set
-COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "sparsity", "key", "metric",
+COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "dev", "sparsity", "key", "metric",
            "ood_metric"]
 
 
@@ -71,7 +71,8 @@ def _result(run: Run):
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
-    """One row per finished point: `COLUMNS`, each OOD set's score ("ood:<set>") and its other
+    """One row per finished point: `COLUMNS` (`dev`: the ID dev score that selected the checkpoint,
+    where recorded), each OOD set's score ("ood:<set>") and its other
     scores ("score:<name>": a corpus run's held-out MLM and KD losses)."""
     rows = []
     for p in points:
@@ -81,7 +82,7 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
             continue
         result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
-               "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
+               "id": result.id, "id_split": final.id_split, "dev": result.dev, "sparsity": result.sparsity, "key": run.key,
                "metric": final.metric,
                "ood_metric": final.ood_metric}
         row.update({f"ood:{k}": v for k, v in result.ood.items()})
@@ -124,11 +125,29 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
     """Per finished point whose run stored its predictions (an IMP point: those at the end of
     its level, which its level's scores were read from), per evaluation split and per subset of
     it (each label; each value of the split's subset columns: HANS's heuristic, the synthetic
-    tasks' members): the accuracy, how many examples, and the label most of them carry. HANS's
-    three labels collapse to two as its score does."""
+    tasks' members): the accuracy, how many examples, and the label most of them carry."""
+    rows = []
+    for p, name, split, _, predicted in scored(points, root):
+        correct = predicted == split.labels
+        labels = np.asarray(split.label_names)[split.labels]
+        for kind, values in {"label": labels, **split.subsets}.items():
+            for value in dict.fromkeys(values.tolist()):
+                chosen = values == value
+                names, counts = np.unique(labels[chosen], return_counts=True)
+                rows.append({"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "split": name,
+                             "subset": kind, "value": value, "label": str(names[counts.argmax()]),
+                             "accuracy": float(correct[chosen].mean()), "examples": int(chosen.sum())})
+    return pd.DataFrame(rows, columns=["series", "task", "seed", "x", "split", "subset", "value", "label", "accuracy",
+                                       "examples"])
+
+
+def scored(points: list[Point], root=None):
+    """(point, split name, split, the split's metric, the predicted classes) for every evaluation
+    split with class labels that each finished point's run stored predictions on (an IMP point:
+    those at the end of its level). HANS's three labels collapse to two as its score does."""
     from ..data import load_task
 
-    rows, tasks = [], {}
+    tasks = {}
     for p in points:
         run = Run(p.config, root)
         predictions = run.predictions(None if _last_level(p) else p.level) if run.done else None
@@ -142,14 +161,4 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
             if name not in predictions or split.float_labels:
                 continue
             guess = predictions[name].astype(np.int64)
-            correct = (np.asarray(split.collapse)[guess] if split.collapse else guess) == split.labels
-            labels = np.asarray(split.label_names)[split.labels]
-            for kind, values in {"label": labels, **split.subsets}.items():
-                for value in dict.fromkeys(values.tolist()):
-                    chosen = values == value
-                    names, counts = np.unique(labels[chosen], return_counts=True)
-                    rows.append({"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "split": name,
-                                 "subset": kind, "value": value, "label": str(names[counts.argmax()]),
-                                 "accuracy": float(correct[chosen].mean()), "examples": int(chosen.sum())})
-    return pd.DataFrame(rows, columns=["series", "task", "seed", "x", "split", "subset", "value", "label", "accuracy",
-                                       "examples"])
+            yield p, name, split, data.metric_of(name), np.asarray(split.collapse)[guess] if split.collapse else guess
