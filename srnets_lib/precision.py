@@ -61,7 +61,7 @@ def errors(points: list[Point], root=None) -> pd.DataFrame:
     rows, seen = [], set()
     for p, name, split, metric, predicted in gather.scored(points, root):
         key, ood = (p.config.key(), p.level, name), name not in ("dev", "test")
-        reported = ood or name == ("test" if getattr(p.config.data, "test_size", None) else "dev")
+        reported = ood or name == ("test" if p.config.data.test_size else "dev")
         if key in seen or not reported:
             continue
         seen.add(key)

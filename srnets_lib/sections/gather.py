@@ -16,7 +16,7 @@ from ..runs import Run, failure
 from .base import Point
 
 # the columns of `frame`, besides one "ood:<set>" column per OOD evaluation set
-COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "dev", "sparsity", "key", "metric",
+COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "sparsity", "key", "metric",
            "ood_metric"]
 
 
@@ -71,8 +71,7 @@ def _result(run: Run):
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
-    """One row per finished point: `COLUMNS` (`dev`: the ID dev score that selected the checkpoint,
-    where recorded), each OOD set's score ("ood:<set>") and its other
+    """One row per finished point: `COLUMNS`, each OOD set's score ("ood:<set>") and its other
     scores ("score:<name>": a corpus run's held-out MLM and KD losses)."""
     rows = []
     for p in points:
@@ -82,7 +81,7 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
             continue
         result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
-               "id": result.id, "id_split": final.id_split, "dev": result.dev, "sparsity": result.sparsity, "key": run.key,
+               "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
                "metric": final.metric,
                "ood_metric": final.ood_metric}
         row.update({f"ood:{k}": v for k, v in result.ood.items()})
