@@ -59,10 +59,9 @@ def errors(points: list[Point], root=None) -> pd.DataFrame:
     the result reports (test where the data have one, else dev) and each OOD set, with its
     standard error."""
     rows, seen = [], set()
-    for p, name, split, metric, predicted in gather.scored(points, root):
-        key, ood = (p.config.key(), p.level, name), name not in ("dev", "test")
-        reported = ood or name == ("test" if p.config.data.test_size else "dev")
-        if key in seen or not reported:
+    for p, name, split, data, predicted in gather.scored(points, root):
+        key, ood, metric = (p.config.key(), p.level, name), name in data.ood, data.metric_of(name)
+        if key in seen or not (ood or name == data.id_split):
             continue
         seen.add(key)
         strata = None

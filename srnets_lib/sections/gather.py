@@ -141,7 +141,7 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
 
 
 def scored(points: list[Point], root=None):
-    """(point, split name, split, the split's metric, the predicted classes) for every evaluation
+    """(point, split name, split, the task's data, the predicted classes) for every evaluation
     split with class labels that each finished point's run stored predictions on (an IMP point:
     those at the end of its level). HANS's three labels collapse to two as its score does."""
     from ..data import load_task
@@ -160,4 +160,4 @@ def scored(points: list[Point], root=None):
             if name not in predictions or split.float_labels:
                 continue
             guess = predictions[name].astype(np.int64)
-            yield p, name, split, data.metric_of(name), np.asarray(split.collapse)[guess] if split.collapse else guess
+            yield p, name, split, data, np.asarray(split.collapse)[guess] if split.collapse else guess
