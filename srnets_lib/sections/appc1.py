@@ -45,6 +45,10 @@ class OtherLosses(Section):
               ConfregTradeoff())
 
     full_models = LOSSES
+    # beyond the paper: which members of the OOD set each loss moves off the cue, as a full model
+    # and as the loss of mask training on the std model
+    subset_series = ("full bert (std)", "full bert (reweight)", "mask train (reweight)", "full bert (confreg)",
+                     "mask train (confreg)", "full bert (poe)", "mask train (poe)")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         return [Point(f"mask train ({loss})", task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed))
