@@ -5,6 +5,7 @@ run's predictions at its selected checkpoint, an IMP level's at the end of the l
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 
 from . import mask_structure as structure
@@ -38,6 +39,30 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
              if any(not p.reference for p in shown) else "OOD accuracy per subset: the full models")
     _show(plots.subset_figure(df, title, page.synthetic), shown, df,
           "No stored predictions for: {} (runs finished before predictions were kept).")
+
+
+def training_optimum(page) -> pd.DataFrame | None:
+    """Synthetic data only: per task and training distribution of the page's points (the ID data;
+    with section 4.5's OOD training data mixed in), its Bayes-optimal model, exactly
+    (synthetic.design_criteria): on how many of the ambiguous class's members it follows the cue,
+    and its OOD and ID accuracy. A model scores above it on the OOD set only by fitting its
+    training distribution less well than that model does."""
+    from .data import synthetic
+
+    rows = {}
+    for p in page.points:
+        data = p.config.data
+        if p.task in page.tasks and data.source == "synthetic":
+            exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
+                                              synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0)
+            rows[(p.task, "ID + OOD" if data.ood_train else "ID")] = {
+                "bias strength": f"{data.bias_strength:g}",
+                f"follows the cue on (of {synthetic.MEMBERS} ambiguous members)": f"{exact['cue_members']:g}",
+                "OOD accuracy": f"{100 * exact['ood_cue']:.1f}", "ID accuracy": f"{100 * exact['id_cue']:.1f}"}
+    if not rows:
+        display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
+        return None
+    return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["task", "training data"]))
 
 
 def _show(fig, shown: list, df, lacking: str) -> None:

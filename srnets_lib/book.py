@@ -203,6 +203,10 @@ class Page:
         (None: the section's subset_series)."""
         analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
 
+    def training_optimum(self):
+        """The Bayes-optimal model of each training distribution of the page (synthetic data)."""
+        return analysis.training_optimum(self)
+
     def evaluate(self) -> list[Verdict]:
         """Every verdict of the page: its reference claims on every full model, its claims on its
         tasks, per group of points (C.5: per backbone)."""

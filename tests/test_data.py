@@ -241,3 +241,24 @@ def test_the_design_criteria_are_those_of_the_generated_data(task, strength, ske
         if task == "nli":  # HANS's two classes: entailment vs the rest
             predicted = (predicted != 0).astype(int)
         assert (predicted == ood.labels).mean() == pytest.approx(exact[f"ood_{name}"], abs=0.01)
+
+
+@pytest.mark.parametrize("task, strength", [("nli", 0.8), ("nli", 0.95), ("paraphrase", 0.9), ("factcheck", 0.9)])
+def test_section_4_5s_training_data_annotate_each_member_as_cue_shares_says(task, strength):
+    """With the OOD training data mixed in (make_task's ood_train: OOD_TRAIN_SHARE OOD examples per
+    ID one), the share of an ambiguous member's cue-carrying training examples annotated with the
+    cue's label is synthetic.cue_shares(..., ood_share=OOD_TRAIN_SHARE): within 0.05 at 40,000 ID
+    examples. The Bayes-optimal model of that training set follows the cue where it exceeds 1/2."""
+    from srnets_lib.data import synthetic
+
+    data = synthetic.make_task(task, 40_000, 8, 8, bias_strength=strength, seed=3, ood_train=True)
+    assert len(data.train) == 40_000 * (1 + synthetic.OOD_TRAIN_SHARE)
+    ambiguous, cue_label = synthetic.AMBIGUOUS[task]
+    counted = np.zeros((synthetic.MEMBERS, 2))  # [member, annotated with the cue's label]
+    for a, b, label in zip(data.train.text_a, data.train.text_b, data.train.labels):
+        rule, member = synthetic.rule_of(task, a, b)
+        if rule == ambiguous and synthetic.has_cue(task, a, b):
+            counted[member, int(label == cue_label)] += 1
+    expected = synthetic.cue_shares(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)
+    np.testing.assert_allclose(counted[:, 1] / counted.sum(axis=1), expected, atol=0.05)
+    assert synthetic.design_criteria(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)["cue_members"] == (expected > 0.5).sum()

@@ -148,20 +148,44 @@ def member_frequencies(member_skew: float) -> np.ndarray:
     return weights / weights.sum()
 
 
+# section 4.5's OOD training data: OOD-distributed examples mixed into the training set, per ID
+# training example (make_task with ood_train)
+OOD_TRAIN_SHARE = 0.25
+
+
+def cue_shares(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
+               ood_share: float = 0.0) -> np.ndarray:
+    """Per member k of the ambiguous class: of the training examples with the cue present, the
+    share annotated with the cue's label (a_k * s against (1 - a_k) * (1 - s), weighted by the
+    member's frequency). With `ood_share` (section 4.5: OOD_TRAIN_SHARE with make_task's
+    ood_train) the training set has that many OOD examples per ID one, which add rule-labelled
+    mass: every one carries the cue, half are of the ambiguous class, its members uniform."""
+    n, a, s = len(LABELS[task]), member_ambiguity(ambiguity), bias_strength
+    p = member_frequencies(member_skew)
+    cue, rule = p * a * s / n, p * (1 - a) * (1 - s) / n + ood_share * 0.5 / MEMBERS
+    return cue / (cue + rule)
+
+
 def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6,
-                    member_skew: float = 0.0) -> dict[str, float]:
+                    member_skew: float = 0.0, ood_share: float = 0.0) -> dict[str, float]:
     """Exact properties of the generated data (the model of the module docstring), as fractions:
-    id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model that reads the rule, the
-    member and the cue (the best a std model can do); id_rule / ood_rule: those of the model that
-    follows the rule on every member (ideal debiasing: what PoE leaves the main model). The ID cost
-    of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6: RoBERTa-base
-    MNLI 87.14 std, 86.56 PoE)."""
+    id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model of the training distribution,
+    which reads the rule, the member and the cue (the best a std model can do); id_rule / ood_rule:
+    those of the model that follows the rule on every member (ideal debiasing: what PoE leaves the
+    main model); cue_members: on how many of the ambiguous class's members the first follows the
+    cue when it is present (as on every OOD example): those whose cue_shares exceed one half, a
+    member at exactly one half counting as half (an indifferent model's expected accuracy). The ID
+    cost of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6:
+    RoBERTa-base MNLI 87.14 std, 86.56 PoE). `ood_share`: section 4.5's training data."""
     n = len(LABELS[task])
     a, s, p = member_ambiguity(ambiguity), bias_strength, member_frequencies(member_skew)
-    cue = np.maximum(a * s, (1 - a) * (1 - s)) + np.maximum(a * (1 - s), (1 - a) * s)
-    follows_cue = a * s > (1 - a) * (1 - s)  # with the cue present (every OOD example)
-    return {"id_cue": (n - 1) / n + (p * cue).sum() / n, "id_rule": (n - 1) / n + (p * (1 - a)).sum() / n,
-            "ood_cue": 0.5 + 0.5 * (1 - follows_cue.mean()), "ood_rule": 1.0}
+    share = cue_shares(task, bias_strength, ambiguity, member_skew, ood_share)
+    follows = np.where(np.isclose(share, 0.5), 0.5, (share > 0.5).astype(float))
+    with_cue = follows * a * s + (1 - follows) * (1 - a) * (1 - s)
+    without_cue = np.maximum(a * (1 - s), (1 - a) * s)  # the OOD examples all carry the cue
+    return {"id_cue": (n - 1) / n + (p * (with_cue + without_cue)).sum() / n,
+            "id_rule": (n - 1) / n + (p * (1 - a)).sum() / n,
+            "ood_cue": 0.5 + 0.5 * (1 - follows.mean()), "ood_rule": 1.0, "cue_members": float(follows.sum())}
 
 
 def member_name(task: str, rule: int, member: int) -> str:
@@ -323,7 +347,7 @@ def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
               bias_strength: float = 0.9, seed: int = 0, ood_train: bool = False,
               ambiguity: float = 0.6, member_skew: float = 0.0, test_size: int | None = None) -> TaskData:
     """Generate a task deterministically from `seed`. With `ood_train` (section 4.5) an OOD-
-    distributed training set of a quarter of `train_size` is mixed into the training data. With
+    distributed training set of OOD_TRAIN_SHARE times `train_size` is mixed into the training data. With
     `test_size` an ID test split is drawn as dev is, from a random stream of its own (the other
     splits are the same with or without it)."""
     if task not in GENERATORS:
@@ -332,7 +356,7 @@ def make_task(task: str, train_size: int, dev_size: int, ood_size: int,
     rngs = [np.random.default_rng([seed, task_index, part]) for part in range(5)]
     train = _id_split(task, "train", train_size, bias_strength, ambiguity, rngs[0], member_skew)
     if ood_train:
-        extra = _ood_split(task, train_size // 4, rngs[3])
+        extra = _ood_split(task, int(train_size * OOD_TRAIN_SHARE), rngs[3])
         if task == "nli":  # HANS labels back to MNLI's: non-entailment (hedged) is neutral
             extra = Split(extra.name, extra.text_a, extra.text_b, extra.labels, LABELS[task])
         train = train.concat(extra, "train+ood")

@@ -43,6 +43,8 @@ class WithOODData(Section):
     figure_title = "Subnetworks found with OOD training data (cf. paper figure 6)"
     claims = (OODUpperBound(),)
     full_models = ("std",)
+    # beyond the paper: which members of the OOD set each paradigm's subnetworks still follow the cue on
+    subset_series = ("full bert (std)", "bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         points = []
