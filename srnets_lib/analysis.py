@@ -42,26 +42,29 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
 
 
 def training_optimum(page) -> pd.DataFrame | None:
-    """Synthetic data only: per task and training distribution of the page's points (the ID data;
-    with section 4.5's OOD training data mixed in), exactly (synthetic.design_criteria): its
-    Bayes-optimal model (on how many of the ambiguous class's members it follows the cue, its OOD
-    and ID accuracy), and the ID accuracy of the rule follower (ideal debiasing: 100% OOD), also as
-    a share of the first's. A model scores above the first on the OOD set only by fitting its
-    training distribution less well; a fully debiased one keeps at most that share of its ID."""
+    """Synthetic data only: per task and training distribution of the page's std and reweighting
+    points (the ID data; with section 4.5's OOD training data mixed in; weighted as example
+    reweighting weighs it), exactly (synthetic.design_criteria): its Bayes-optimal model (on how
+    many of the ambiguous class's members it follows the cue, its OOD and ID accuracy), and the ID
+    accuracy of the rule follower (ideal debiasing: 100% OOD), also as a share of the first's. A
+    model scores above the first on the OOD set only by fitting its training distribution less well;
+    a fully debiased one keeps at most that share of its ID."""
     from .data import synthetic
 
     rows = {}
     for p in page.points:
-        data = p.config.data
-        if p.task in page.tasks and data.source == "synthetic":
-            exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
-                                              synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0)
-            rows[(p.task, "ID + OOD" if data.ood_train else "ID")] = {
-                "bias strength": f"{data.bias_strength:g}",
-                f"follows the cue on (of {synthetic.MEMBERS} ambiguous members)": f"{exact['cue_members']:g}",
-                "OOD accuracy": f"{100 * exact['ood_cue']:.1f}", "ID accuracy": f"{100 * exact['id_cue']:.1f}",
-                "rule follower's ID": f"{100 * exact['id_rule']:.1f}",
-                "rule follower's share of the ID": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
+        data, loss = p.config.data, p.config.loss
+        if p.task not in page.tasks or data.source != "synthetic" or loss not in ("std", "reweight"):
+            continue
+        exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
+                                          synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0, loss == "reweight")
+        name = ("ID + OOD" if data.ood_train else "ID") + (", reweighted (appendix eq. 3)" if loss == "reweight" else "")
+        rows[(p.task, name)] = {
+            "bias strength": f"{data.bias_strength:g}",
+            f"follows the cue on (of {synthetic.MEMBERS} ambiguous members)": f"{exact['cue_members']:g}",
+            "OOD accuracy": f"{100 * exact['ood_cue']:.1f}", "ID accuracy": f"{100 * exact['id_cue']:.1f}",
+            "rule follower's ID": f"{100 * exact['id_rule']:.1f}",
+            "rule follower's share of the ID": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
     if not rows:
         display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
         return None

@@ -91,6 +91,16 @@ def test_section_4_2_states_how_much_id_ideal_debiasing_keeps(store, monkeypatch
     assert shares.to_dict() == {"nli": "94.7%", "paraphrase": "91.9%", "factcheck": "91.9%"}
 
 
+def test_appendix_c1_gives_example_reweightings_optimum(store, monkeypatch):
+    """Weighted as appendix eq. 3 weighs it (with the best cue-only bias model), the toy's nli
+    training data are best fit by a model that follows the cue on 1 of the 5 ambiguous members
+    (OOD 90.0), where the unweighted data's optimum follows it on 3 (OOD 70.0)."""
+    monkeypatch.setenv("SRNETS_COMPUTE", "0")
+    table = book.section("appc1", params_file="params/toy.yaml").training_optimum()
+    assert table.loc[("nli", "ID"), "OOD accuracy"] == "70.0"
+    assert table.loc[("nli", "ID, reweighted (appendix eq. 3)"), "OOD accuracy"] == "90.0"
+
+
 def test_section_4_2_adds_the_full_models_of_the_tasks_it_does_not_prune():
     toy = params.load("params/toy.yaml")
     points = sections.points("sec4_2", toy, tasks=["nli"], seeds=[1], sparsities=[0.5])

@@ -153,21 +153,54 @@ def member_frequencies(member_skew: float) -> np.ndarray:
 OOD_TRAIN_SHARE = 0.25
 
 
+def cue_posterior(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
+                  present: bool = True) -> np.ndarray:
+    """P(label | the cue present, or absent) on the training distribution, per label: what a bias
+    model that sees the cue alone predicts at best (bias.py's linear model on the cue's features
+    approximates it). The cue's label carries the ambiguous members annotated with it."""
+    n, s = len(LABELS[task]), bias_strength
+    ambiguous, cue_label = AMBIGUOUS[task]
+    moved = (member_frequencies(member_skew) * member_ambiguity(ambiguity)).sum() / n
+    prior = np.full(n, 1 / n)
+    prior[cue_label] += moved
+    prior[ambiguous] -= moved
+    with_cue = np.where(np.arange(n) == cue_label, s, 1 - s)
+    joint = prior * (with_cue if present else 1 - with_cue)
+    return joint / joint.sum()
+
+
+def _masses(task, s, ambiguity, member_skew, ood_share, reweighted, present: bool):
+    """Per ambiguous member, the training mass annotated with the cue's label and with the rule's,
+    among the examples with the cue present (or absent); see cue_shares."""
+    n, a, p = len(LABELS[task]), member_ambiguity(ambiguity), member_frequencies(member_skew)
+    p_cue = s if present else 1 - s  # P(cue present or absent | the cue's label); the other labels: 1 - p_cue
+    cue, rule = p * a * p_cue / n, p * (1 - a) * (1 - p_cue) / n
+    if present:  # the OOD examples all carry the cue
+        rule = rule + ood_share * 0.5 / MEMBERS
+    if reweighted:
+        if ood_share:
+            raise ValueError("reweighting with OOD training data is not a setting of the paper")
+        ambiguous, cue_label = AMBIGUOUS[task]
+        posterior = cue_posterior(task, s, ambiguity, member_skew, present)
+        cue, rule = cue * (1 - posterior[cue_label]), rule * (1 - posterior[ambiguous])
+    return cue, rule
+
+
 def cue_shares(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
-               ood_share: float = 0.0) -> np.ndarray:
-    """Per member k of the ambiguous class: of the training examples with the cue present, the
-    share annotated with the cue's label (a_k * s against (1 - a_k) * (1 - s), weighted by the
-    member's frequency). With `ood_share` (section 4.5: OOD_TRAIN_SHARE with make_task's
-    ood_train) the training set has that many OOD examples per ID one, which add rule-labelled
-    mass: every one carries the cue, half are of the ambiguous class, its members uniform."""
-    n, a, s = len(LABELS[task]), member_ambiguity(ambiguity), bias_strength
-    p = member_frequencies(member_skew)
-    cue, rule = p * a * s / n, p * (1 - a) * (1 - s) / n + ood_share * 0.5 / MEMBERS
+               ood_share: float = 0.0, reweighted: bool = False, present: bool = True) -> np.ndarray:
+    """Per member k of the ambiguous class: of the training examples with the cue present (or
+    absent), the share annotated with the cue's label (a_k * s against (1 - a_k) * (1 - s) with the
+    cue, weighted by the member's frequency). With `ood_share` (section 4.5: OOD_TRAIN_SHARE with
+    make_task's ood_train) the training set has that many OOD examples per ID one, which add
+    rule-labelled mass: every one carries the cue, half are of the ambiguous class, its members
+    uniform. With `reweighted`, each example weighs 1 - the bias model's probability of its label
+    (appendix eq. 3), that model being cue_posterior."""
+    cue, rule = _masses(task, bias_strength, ambiguity, member_skew, ood_share, reweighted, present)
     return cue / (cue + rule)
 
 
-def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6,
-                    member_skew: float = 0.0, ood_share: float = 0.0) -> dict[str, float]:
+def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
+                    ood_share: float = 0.0, reweighted: bool = False) -> dict[str, float]:
     """Exact properties of the generated data (the model of the module docstring), as fractions:
     id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model of the training distribution,
     which reads the rule, the member and the cue (the best a std model can do); id_rule / ood_rule:
@@ -176,16 +209,20 @@ def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6,
     cue when it is present (as on every OOD example): those whose cue_shares exceed one half, a
     member at exactly one half counting as half (an indifferent model's expected accuracy). The ID
     cost of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6:
-    RoBERTa-base MNLI 87.14 std, 86.56 PoE). `ood_share`: section 4.5's training data."""
+    RoBERTa-base MNLI 87.14 std, 86.56 PoE). `ood_share`: section 4.5's training data;
+    `reweighted`: the optimum of example reweighting's weighted training data (cue_shares)."""
     n = len(LABELS[task])
     a, s, p = member_ambiguity(ambiguity), bias_strength, member_frequencies(member_skew)
-    share = cue_shares(task, bias_strength, ambiguity, member_skew, ood_share)
-    follows = np.where(np.isclose(share, 0.5), 0.5, (share > 0.5).astype(float))
-    with_cue = follows * a * s + (1 - follows) * (1 - a) * (1 - s)
-    without_cue = np.maximum(a * (1 - s), (1 - a) * s)  # the OOD examples all carry the cue
-    return {"id_cue": (n - 1) / n + (p * (with_cue + without_cue)).sum() / n,
-            "id_rule": (n - 1) / n + (p * (1 - a)).sum() / n,
-            "ood_cue": 0.5 + 0.5 * (1 - follows.mean()), "ood_rule": 1.0, "cue_members": float(follows.sum())}
+
+    def follows(present):  # 1 where the optimum predicts the cue's label, 0.5 where it is indifferent
+        share = cue_shares(task, s, ambiguity, member_skew, ood_share, reweighted, present)
+        return np.where(np.isclose(share, 0.5), 0.5, (share > 0.5).astype(float))
+
+    with_cue, without_cue = follows(True), follows(False)
+    right = (with_cue * a * s + (1 - with_cue) * (1 - a) * (1 - s)
+             + without_cue * a * (1 - s) + (1 - without_cue) * (1 - a) * s)  # per member, on the ID data
+    return {"id_cue": (n - 1) / n + (p * right).sum() / n, "id_rule": (n - 1) / n + (p * (1 - a)).sum() / n,
+            "ood_cue": 0.5 + 0.5 * (1 - with_cue.mean()), "ood_rule": 1.0, "cue_members": float(with_cue.sum())}
 
 
 def member_name(task: str, rule: int, member: int) -> str:
