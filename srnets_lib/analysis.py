@@ -61,10 +61,10 @@ def training_optimum(page) -> pd.DataFrame | None:
         name = ("ID + OOD" if data.ood_train else "ID") + (", reweighted (appendix eq. 3)" if loss == "reweight" else "")
         rows[(p.task, name)] = {
             "bias strength": f"{data.bias_strength:g}",
-            f"follows the cue on (of {synthetic.MEMBERS} ambiguous members)": f"{exact['cue_members']:g}",
-            "OOD accuracy": f"{100 * exact['ood_cue']:.1f}", "ID accuracy": f"{100 * exact['id_cue']:.1f}",
+            "follows the cue on": f"{exact['cue_members']:g} of {synthetic.MEMBERS} members",
+            "OOD": f"{100 * exact['ood_cue']:.1f}", "ID": f"{100 * exact['id_cue']:.1f}",
             "rule follower's ID": f"{100 * exact['id_rule']:.1f}",
-            "rule follower's share of the ID": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
+            "its share": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
     if not rows:
         display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
         return None
