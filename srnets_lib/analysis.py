@@ -41,24 +41,29 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
           "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
+# the losses whose best model of the synthetic data is exact, and how training_optimum names its row
+OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", PoE's main model (section 3.3)"}
+
+
 def training_optimum(page) -> pd.DataFrame | None:
-    """Synthetic data only: per task and training distribution of the page's std and reweighting
-    points (the ID data; with section 4.5's OOD training data mixed in; weighted as example
-    reweighting weighs it), exactly (synthetic.design_criteria): its Bayes-optimal model (on how
-    many of the ambiguous class's members it follows the cue, its OOD and ID accuracy), and the ID
-    accuracy of the rule follower (ideal debiasing: 100% OOD), also as a share of the first's. A
-    model scores above the first on the OOD set only by fitting its training distribution less well;
-    a fully debiased one keeps at most that share of its ID."""
+    """Synthetic data only: per task and training distribution of the page's points (the ID data;
+    with section 4.5's OOD training data mixed in) and loss (std; example reweighting; PoE, whose
+    main model is what remains), exactly (synthetic.design_criteria): the best model of the data as
+    the loss sees them (on how many of the ambiguous class's members it follows the cue, its OOD and
+    ID accuracy), and the ID accuracy of the rule follower (ideal debiasing: 100% OOD), also as a
+    share of the first's. A model scores above the first on the OOD set only by fitting its data
+    less well; a fully debiased one keeps at most that share of the first's ID. Confreg has no row
+    (its optimum depends on its teacher)."""
     from .data import synthetic
 
     rows = {}
     for p in page.points:
         data, loss = p.config.data, p.config.loss
-        if p.task not in page.tasks or data.source != "synthetic" or loss not in ("std", "reweight"):
+        if p.task not in page.tasks or data.source != "synthetic" or loss not in OPTIMUM_OF:
             continue
         exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
-                                          synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0, loss == "reweight")
-        name = ("ID + OOD" if data.ood_train else "ID") + (", reweighted (appendix eq. 3)" if loss == "reweight" else "")
+                                          synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0, loss)
+        name = ("ID + OOD" if data.ood_train else "ID") + OPTIMUM_OF[loss]
         rows[(p.task, name)] = {
             "bias strength": f"{data.bias_strength:g}",
             "follows the cue on": f"{exact['cue_members']:g} of {synthetic.MEMBERS} members",
@@ -68,7 +73,7 @@ def training_optimum(page) -> pd.DataFrame | None:
     if not rows:
         display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
         return None
-    return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["task", "training data"]))
+    return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["task", "data, as the loss sees them"]))
 
 
 def _show(fig, shown: list, df, lacking: str) -> None:

@@ -247,7 +247,7 @@ def test_the_design_criteria_are_those_of_the_generated_data(task, strength, ske
 def test_the_best_cue_only_bias_model_is_the_labels_frequency_given_the_cue(task, strength):
     """synthetic.cue_posterior: among generated training examples with the cue present (absent),
     how often each label occurs; within 0.02 at 20,000 examples. Example reweighting's exact
-    optimum (cue_shares(reweighted=True)) weighs each example by one minus it."""
+    optimum (cue_shares(loss="reweight")) weighs each example by one minus it, PoE's main model divides by it."""
     from srnets_lib.data import synthetic
 
     train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=4).train

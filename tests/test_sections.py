@@ -87,8 +87,10 @@ def test_section_4_2_states_how_much_id_ideal_debiasing_keeps(store, monkeypatch
     95% (the introduction's table; synthetic.design_criteria, checked against generated data)."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     table = book.section("sec4_2", params_file="params/toy.yaml").training_optimum()
-    shares = table.xs("ID", level="training data")["its share"]
+    shares = table.xs("ID", level=1)["its share"]
     assert shares.to_dict() == {"nli": "94.7%", "paraphrase": "91.9%", "factcheck": "91.9%"}
+    poe = table.xs("ID, PoE's main model (section 3.3)", level=1)  # the rule follower: 100% OOD
+    assert set(poe["OOD"]) == {"100.0"} and (poe["ID"] == poe["rule follower's ID"]).all()
 
 
 def test_appendix_c1_gives_example_reweightings_optimum(store, monkeypatch):

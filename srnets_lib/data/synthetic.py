@@ -169,38 +169,45 @@ def cue_posterior(task: str, bias_strength: float, ambiguity: float = 0.6, membe
     return joint / joint.sum()
 
 
-def _masses(task, s, ambiguity, member_skew, ood_share, reweighted, present: bool):
+def _masses(task, s, ambiguity, member_skew, ood_share, loss, present: bool):
     """Per ambiguous member, the training mass annotated with the cue's label and with the rule's,
-    among the examples with the cue present (or absent); see cue_shares."""
+    among the examples with the cue present (or absent), as `loss` sees it; see cue_shares."""
     n, a, p = len(LABELS[task]), member_ambiguity(ambiguity), member_frequencies(member_skew)
     p_cue = s if present else 1 - s  # P(cue present or absent | the cue's label); the other labels: 1 - p_cue
     cue, rule = p * a * p_cue / n, p * (1 - a) * (1 - p_cue) / n
     if present:  # the OOD examples all carry the cue
         rule = rule + ood_share * 0.5 / MEMBERS
-    if reweighted:
+    if loss not in ("std", "reweight", "poe"):
+        raise ValueError(f"loss={loss!r}: the exact optimum is known for std, reweight and poe")
+    if loss != "std":
         if ood_share:
-            raise ValueError("reweighting with OOD training data is not a setting of the paper")
+            raise ValueError(f"loss={loss} with OOD training data is not a setting of the paper")
         ambiguous, cue_label = AMBIGUOUS[task]
         posterior = cue_posterior(task, s, ambiguity, member_skew, present)
-        cue, rule = cue * (1 - posterior[cue_label]), rule * (1 - posterior[ambiguous])
+        if loss == "reweight":  # appendix eq. 3: each example weighs 1 - p_b(its label)
+            cue, rule = cue * (1 - posterior[cue_label]), rule * (1 - posterior[ambiguous])
+        else:  # PoE (section 3.3): the main model's best p_m is P(label | x) / p_b(label), renormalised
+            cue, rule = cue / posterior[cue_label], rule / posterior[ambiguous]
     return cue, rule
 
 
 def cue_shares(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
-               ood_share: float = 0.0, reweighted: bool = False, present: bool = True) -> np.ndarray:
+               ood_share: float = 0.0, loss: str = "std", present: bool = True) -> np.ndarray:
     """Per member k of the ambiguous class: of the training examples with the cue present (or
     absent), the share annotated with the cue's label (a_k * s against (1 - a_k) * (1 - s) with the
     cue, weighted by the member's frequency). With `ood_share` (section 4.5: OOD_TRAIN_SHARE with
     make_task's ood_train) the training set has that many OOD examples per ID one, which add
     rule-labelled mass: every one carries the cue, half are of the ambiguous class, its members
-    uniform. With `reweighted`, each example weighs 1 - the bias model's probability of its label
-    (appendix eq. 3), that model being cue_posterior."""
-    cue, rule = _masses(task, bias_strength, ambiguity, member_skew, ood_share, reweighted, present)
+    uniform. `loss`: as the std loss sees the data; as example reweighting does (appendix eq. 3:
+    each example weighs 1 - the bias model's probability of its label); or as PoE leaves them to
+    its main model (section 3.3: the best p_m is P(label | x) divided by the bias model's
+    probability), the bias model being cue_posterior."""
+    cue, rule = _masses(task, bias_strength, ambiguity, member_skew, ood_share, loss, present)
     return cue / (cue + rule)
 
 
 def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6, member_skew: float = 0.0,
-                    ood_share: float = 0.0, reweighted: bool = False) -> dict[str, float]:
+                    ood_share: float = 0.0, loss: str = "std") -> dict[str, float]:
     """Exact properties of the generated data (the model of the module docstring), as fractions:
     id_cue / ood_cue: ID and OOD accuracy of the Bayes-optimal model of the training distribution,
     which reads the rule, the member and the cue (the best a std model can do); id_rule / ood_rule:
@@ -210,12 +217,12 @@ def design_criteria(task: str, bias_strength: float, ambiguity: float = 0.6, mem
     member at exactly one half counting as half (an indifferent model's expected accuracy). The ID
     cost of ideal debiasing is id_cue - id_rule; on real data it is small (appendix table 6:
     RoBERTa-base MNLI 87.14 std, 86.56 PoE). `ood_share`: section 4.5's training data;
-    `reweighted`: the optimum of example reweighting's weighted training data (cue_shares)."""
+    `loss`: the optimum of the data as reweighting weighs them, or of PoE's main model (cue_shares)."""
     n = len(LABELS[task])
     a, s, p = member_ambiguity(ambiguity), bias_strength, member_frequencies(member_skew)
 
     def follows(present):  # 1 where the optimum predicts the cue's label, 0.5 where it is indifferent
-        share = cue_shares(task, s, ambiguity, member_skew, ood_share, reweighted, present)
+        share = cue_shares(task, s, ambiguity, member_skew, ood_share, loss, present)
         return np.where(np.isclose(share, 0.5), 0.5, (share > 0.5).astype(float))
 
     with_cue, without_cue = follows(True), follows(False)
