@@ -54,16 +54,17 @@ def _plan(args) -> int:
     runs, shown = graph(args.notebooks, params, args.full)
     planned = plan.plan(shown, runs)
     rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
-    measured = plan.load_throughput()
+    measured, full_length = plan.load_throughput(), None
     if rate is None and measured:
         rate, source = measured["steps_per_second"], f"measured by bench on {measured['device']}"
         eval_rate = eval_rate or measured["eval_examples_per_second"]
         speedup = measured.get("sharing_speedup", {}).get(str(args.runs_per_gpu), 1.0)
+        full_length = measured["full_length"]
     elif rate is not None:
         source = "assumed (--steps-per-second), not measured"
         if eval_rate is None:
             eval_rate, source = 10 * 32 * rate, source + "; evaluation assumed at 10x the training examples/s"
-    print(plan.report(planned, rate, eval_rate, speedup, source))
+    print(plan.report(planned, rate, eval_rate, speedup, source, full_length))
     from .data.local import check_files
 
     missing = check_files([p.config for p in planned], params.execution.skip_ood)

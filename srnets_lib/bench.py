@@ -8,10 +8,16 @@ Workloads (one optimiser step each, the same examples, model shape and batch siz
   mask      only the mask scores train (algorithm 2); every weight frozen
   imp       weights train under a fixed 50% magnitude mask (algorithm 1 between pruning steps)
   eval      inference over the examples at the evaluation batch size (no optimiser)
+  mlm, kd, mlm+kd   task-agnostic mask training (TAMT section 3.4) on unlabelled blocks: the
+            pre-training model (encoder, pooler, MLM head), masks at 50%, the objective of
+            pretraining.py (KD: against a frozen dense teacher). Never compiled (pretraining.py):
+            compiled variants are skipped for them. Their naive reference computes the MLM
+            logits at every position, as BertForMaskedLM does.
 
-Lengths: `synthetic` (the toy's synthetic NLI pairs, mean ~14 tokens) or `mnli-like` (generated:
+Lengths: `synthetic` (the toy's synthetic NLI pairs, mean ~14 tokens), `mnli-like` (generated:
 log-normal word-piece counts with mean ~40 and a tail to 128, as MNLI pairs under BERT's
-tokenizer; no download). Default: mnli-like for bert-base, synthetic otherwise.
+tokenizer; no download) or `full` (every example --max-length tokens: WikiText-103's 512-token
+blocks, SQuAD's 384-token windows). Default: mnli-like for bert-base, synthetic otherwise.
 
 Variants, each adding one change to the one before it:
   naive     the authors' setting: fp32, every pair padded to --max-length, random batches, eager
@@ -51,12 +57,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import dropout, methods, models, pruning, runtime, step
-from .config import DataConfig, RunConfig
+from . import dropout, methods, models, pretraining, pruning, runtime, step
+from .config import CORPUS, DataConfig, RunConfig
 from .data import load_task
 from .data.encode import Encoded, collate, encode, eval_batches, train_batches
 
-WORKLOADS = ("finetune", "mask", "imp", "eval")
+PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (pretraining.OBJECTIVES)
+WORKLOADS = ("finetune", "mask", "imp", "eval") + PRETRAINING
 # variant: (precision, padding, dropout_rng, compiled); padding "max" pads every batch to --max-length
 VARIANTS = {"naive": ("fp32", "max", "torch", False), "fp32 pad": ("fp32", "max", "torch", False),
             "bf16 pad": ("bf16", "max", "torch", False), "ours pad": ("bf16", "max", "fast", False),
@@ -66,20 +73,23 @@ CPU_VARIANTS = ("naive", "fp32 pad", "bf16 pad", "ours pad", "ours")
 GPU_VARIANTS = ("naive", "bf16 pad", "ours", "compiled pad", "compiled")
 
 
-def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch"):
+def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch", pretraining_heads=False):
     """The benchmarked model: 'tiny', 'packaged' (all 6 layers), 'packaged-2' (the toy's 2 layers)
-    or 'bert-base' (BERT-base shape, random weights: speed does not depend on the values)."""
-    from transformers import BertConfig, BertForSequenceClassification
+    or 'bert-base' (BERT-base shape, random weights: speed does not depend on the values); a
+    classifier, or with `pretraining_heads` the pre-training model (models.load_pretraining_model)."""
+    from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
 
     attention = "eager" if naive else "sdpa"
     torch.manual_seed(0)
+    layers = int(name.split("-")[1]) if name.startswith("packaged-") else None
+    backbone = "packaged" if name.startswith("packaged") else name
     if name == "bert-base":
-        model = BertForSequenceClassification(BertConfig(num_labels=num_labels, attn_implementation=attention))
-    elif name == "tiny":
-        model = models.load_model("tiny", num_labels)
+        config = BertConfig(num_labels=num_labels, attn_implementation=attention)
+        model = BertForPreTraining(config) if pretraining_heads else BertForSequenceClassification(config)
+    elif pretraining_heads:
+        model = models.load_pretraining_model(backbone, layers)
     else:
-        layers = int(name.split("-")[1]) if "-" in name else None
-        model = models.load_model("packaged", num_labels, layers)
+        model = models.load_model(backbone, num_labels, layers)
     model.set_attn_implementation(attention)
     if dropout_rng == "fast":
         dropout.use_fast_dropout(model)
@@ -95,6 +105,14 @@ def mnli_like(n: int, max_length: int, seed: int = 0) -> Encoded:
     ids = rng.integers(1000, 30000, size=int(offsets[-1])).astype(np.int32)
     types = np.concatenate([(np.arange(k) >= k // 2).astype(np.int8) for k in lengths])
     return Encoded(ids, types, offsets, rng.integers(3, size=n))
+
+
+def full_length(n: int, max_length: int, seed: int = 0) -> Encoded:
+    """`n` examples of exactly `max_length` random token ids (corpus blocks, full QA windows)."""
+    rng = np.random.default_rng(seed)
+    offsets = np.arange(n + 1, dtype=np.int64) * max_length
+    ids = rng.integers(1000, 30000, size=n * max_length).astype(np.int32)
+    return Encoded(ids, np.zeros(n * max_length, dtype=np.int8), offsets, rng.integers(3, size=n))
 
 
 class PeakMemory:
@@ -130,10 +148,11 @@ class PeakMemory:
 
 
 def model_flops(model, tokens: int, lengths: np.ndarray, backward: bool = True) -> float:
-    """FLOPs on the real tokens: (6 forward+backward, or 2 forward) N T for the matmuls, plus attention."""
+    """FLOPs on the real tokens: (6 forward+backward, or 2 forward) N T for the matmuls, plus attention.
+    A pre-training model counts its encoder's (the MLM head reads the predicted positions only)."""
     config = model.config
-    matmul = sum(m.weight.numel() for m in model.modules()
-                 if isinstance(m, (torch.nn.Linear, pruning.MaskedLinear)))
+    modules = (getattr(model, model.base_model_prefix) if models.mlm_head(model) is not None else model).modules()
+    matmul = sum(m.weight.numel() for m in modules if isinstance(m, (torch.nn.Linear, pruning.MaskedLinear)))
     attention = 4 * config.num_hidden_layers * config.hidden_size * float((lengths ** 2).sum())
     factor = 3 if backward else 1
     return factor * (2.0 * matmul * tokens + attention)
@@ -161,16 +180,21 @@ def _sync():
 
 
 def _prepare(model_name: str, workload: str, variant: str):
-    """(model, trainable parameters) of one workload and variant, set up by the method itself
-    (methods/): masks where it masks, at 50% sparsity (IMP: its first pruning, to 50%), and what
-    it trains (embeddings frozen, as in params/toy.yaml)."""
+    """(model, trainable parameters, teacher) of one workload and variant, set up by the method
+    itself (methods/): masks where it masks, at 50% sparsity (IMP: its first pruning, to 50%), and
+    what it trains (embeddings frozen, as in params/toy.yaml); the teacher (TAMT's KD: the dense
+    model, frozen) is None elsewhere."""
     from .build import set_trainable
 
     naive = variant == "naive"
     _, _, dropout_rng, compiled = VARIANTS[variant]
-    model = build_model(model_name, 3, naive, dropout_rng).to(runtime.device())
-    sparsity = 0.5 if methods.get(workload).prunes else 0.0
-    method = methods.create(RunConfig(task="nli", method=workload, sparsity=sparsity, imp_delta_s=0.5,
+    corpus = workload in PRETRAINING
+    model = build_model(model_name, 3, naive, dropout_rng, pretraining_heads=corpus).to(runtime.device())
+    teacher = pretraining.teacher_of(model) if corpus and "kd" in pretraining.OBJECTIVES[workload] else None
+    method_name = "mask" if corpus else workload
+    sparsity = 0.5 if methods.get(method_name).prunes else 0.0
+    method = methods.create(RunConfig(task=CORPUS if corpus else "nli", method=method_name,
+                                      loss=workload if corpus else "std", sparsity=sparsity, imp_delta_s=0.5,
                                       train_embeddings=False), 1000)
     layers = method.masked_layers()
     for module in (pruning.install(model, layers) if layers else {}).values():
@@ -180,19 +204,23 @@ def _prepare(model_name: str, workload: str, variant: str):
     trainable = list(set_trainable(model, method.trainable(model)).values())
     if naive:  # autograd through every frozen weight; only `trainable` is stepped
         model.requires_grad_(True)
-    return model, trainable
+    return model, trainable, teacher
 
 
-def _step(model, trainable, variant: str):
+def _step(model, trainable, variant: str, workload: str = "finetune", teacher=None):
     """(forward, update) of one training step: the naive reference's, or the training loop's own
-    step unit (step.py) for every other variant."""
+    step unit (step.py; pretraining.PretrainingLoss for TAMT's objectives) for every other variant."""
     precision, _, _, compiled = VARIANTS[variant]
+    corpus = workload in PRETRAINING
     if variant != "naive":
-        return (step.ForwardLoss(model, "std", precision, compiled),
-                step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step)
+        forward = (pretraining.PretrainingLoss(model, teacher, workload, precision) if corpus
+                   else step.ForwardLoss(model, "std", precision, compiled))
+        return forward, step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
 
     def forward(batch):
+        if corpus:
+            return naive_pretraining_loss(model, teacher, workload, batch)
         with runtime.autocast(precision):
             logits = model(**batch["inputs"]).logits
         return torch.nn.functional.cross_entropy(logits.float(), batch["labels"])
@@ -205,14 +233,49 @@ def _step(model, trainable, variant: str):
     return forward, update
 
 
+def naive_pretraining_loss(model, teacher, objective: str, batch: dict) -> torch.Tensor:
+    """The objective in fp32 with the MLM logits at every position (as BertForMaskedLM computes
+    them, then ignores all but the predicted ones)."""
+    terms, loss = pretraining.OBJECTIVES[objective], 0.0
+    out = getattr(model, model.base_model_prefix)(**batch["inputs"], output_hidden_states="kd" in terms)
+    if "mlm" in terms:
+        logits = models.mlm_head(model)(out.last_hidden_state)
+        loss = loss + torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch["labels"].flatten(),
+                                                        ignore_index=pretraining.IGNORE)
+    if "kd" in terms:
+        with torch.no_grad():
+            taught = getattr(teacher, teacher.base_model_prefix)(**batch["inputs"], output_hidden_states=True)
+        loss = loss + pretraining.kd_loss(out.hidden_states, taught.hidden_states)
+    return loss
+
+
+def training_batch(encoded: Encoded, index: np.ndarray, width: int | None, workload: str, vocab_size: int,
+                   rng: np.random.Generator) -> dict:
+    """A batch as the training loop builds it: collated to `width` (None: its longest example) with
+    its labels; for TAMT's objectives the MLM corruption (pretraining.corrupt) where it predicts
+    tokens, labels None where it does not."""
+    collated = collate(encoded, index, 0, width)
+    labels = torch.from_numpy(encoded.labels[index])
+    if workload in PRETRAINING:
+        labels = None
+        if "mlm" in pretraining.OBJECTIVES[workload]:
+            ids = collated["input_ids"].numpy()
+            mask_id = min(103, vocab_size - 1)  # BERT's uncased [MASK]; speed does not depend on it
+            ids, labels = pretraining.corrupt(ids, collated["attention_mask"].numpy() == 0, vocab_size, mask_id, rng)
+            collated["input_ids"], labels = torch.from_numpy(ids), torch.from_numpy(labels)
+    return {"inputs": runtime.model_inputs(collated),
+            "labels": None if labels is None else labels.to(runtime.device())}
+
+
 def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args, barrier=None) -> dict:
     """Median seconds per step (per evaluation batch for `eval`) of one workload and variant."""
     if workload == "eval":
         return measure_eval(model_name, variant, encoded, args)
     precision, padding, _, compiled = VARIANTS[variant]
-    model, trainable = _prepare(model_name, workload, variant)
-    forward, update = _step(model, trainable, variant)
+    model, trainable, teacher = _prepare(model_name, workload, variant)
+    forward, update = _step(model, trainable, variant, workload, teacher)
     padded = padding == "max"
+    rng, vocab_size = np.random.default_rng(0), model.config.vocab_size
     batches = [b for b in train_batches(encoded, args.batch_size, np.random.default_rng(0), group_by_length=not padded)
                if len(b) == args.batch_size]
     model.train()
@@ -220,8 +283,7 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
     def one(index):
         width = args.max_length if padded else (
             step.bucket(int(encoded.lengths[index].max()), args.max_length) if compiled else None)
-        inputs = runtime.model_inputs(collate(encoded, index, 0, width))
-        batch = {"inputs": inputs, "labels": torch.from_numpy(encoded.labels[index]).to(runtime.device())}
+        batch = training_batch(encoded, index, width, workload, vocab_size, rng)
         try:
             loss = forward(batch)
             update(loss)
@@ -252,7 +314,10 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
         _sync()
         total = time.perf_counter() - began
     seconds = statistics.median(times) if times else total / args.steps
-    flops = model_flops(model, tokens, np.concatenate(lengths)) / args.steps
+    lengths = np.concatenate(lengths)
+    flops = model_flops(model, tokens, lengths) / args.steps
+    if teacher is not None:
+        flops += model_flops(teacher, tokens, lengths, backward=False) / args.steps
     return {"model": model_name, "workload": workload, "variant": variant, "lengths": args.lengths,
             "s_per_step": seconds, "examples_per_s": args.batch_size / seconds,
             "tokens_per_s": tokens / args.steps / seconds,
@@ -293,7 +358,7 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     from .evaluation import predict
 
     precision, padding, _, compiled = VARIANTS[variant]
-    model, _ = _prepare(model_name, "finetune", variant)
+    model, _, _ = _prepare(model_name, "finetune", variant)
     forward = runtime.compile(model) if compiled else None
     subset = Encoded(encoded.ids, encoded.type_ids, encoded.offsets[: args.eval_examples + 1],
                      encoded.labels[: args.eval_examples])
@@ -358,6 +423,8 @@ def environment() -> dict:
 def encoded_lengths(kind: str, max_length: int) -> Encoded:
     if kind == "mnli-like":
         return mnli_like(4096, max_length)
+    if kind == "full":
+        return full_length(1024, max_length)
     data = load_task("nli", DataConfig(train_size=2000, dev_size=50, ood_size=50))
     return encode(data.train, models.load_tokenizer("packaged"), max_length, "packaged", cache=False)
 
@@ -370,7 +437,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--workloads", nargs="+", default=["finetune", "mask", "imp"], choices=WORKLOADS)
     parser.add_argument("--variants", nargs="+", default=None, choices=list(VARIANTS),
                         help="default: per device (see above); the first one is the reference")
-    parser.add_argument("--lengths", choices=["synthetic", "mnli-like"], default=None)
+    parser.add_argument("--lengths", choices=["synthetic", "mnli-like", "full"], default=None)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--eval-batch-size", type=int, default=512)
     parser.add_argument("--eval-examples", type=int, default=2048)
@@ -412,6 +479,10 @@ def main(argv=None) -> int:
         for workload in args.workloads:
             reference = None
             for variant in variants:
+                if workload in PRETRAINING and VARIANTS[variant][3]:
+                    print(f"{model_name:10} {workload:9} {variant:13} skipped: the pre-training objectives are "
+                          "never compiled (pretraining.py)")
+                    continue
                 row = measure(model_name, workload, variant, encoded, margs)
                 reference = reference or row["examples_per_s"]
                 row["speedup_vs_reference"] = row["examples_per_s"] / reference

@@ -2,8 +2,12 @@
 
 import json
 
+import numpy as np
+import pytest
+
 from srnets_lib import bench, paths
 from srnets_lib.browser_check import chapters
+from srnets_lib.plan import load_throughput
 
 
 def test_bench_measures_every_variant_side_by_side(tmp_path):
@@ -53,8 +57,6 @@ def _row(workload, seconds, variant="compiled", path="compiled"):
 
 
 def test_plan_takes_the_newest_compiled_gpu_rows_of_each_kind(tmp_path):
-    from srnets_lib.plan import load_throughput
-
     out = tmp_path / "results.json"
     out.write_text(json.dumps([_record("cpu", "x86_64", "2026-01-01", [_row("mask", 1.0), _row("eval", 1.0)])]))
     assert load_throughput(out) is None  # a CPU is no GPU rate
@@ -68,6 +70,37 @@ def test_plan_takes_the_newest_compiled_gpu_rows_of_each_kind(tmp_path):
     assert got["sharing_speedup"] == {"1": 1.0, "4": 1.5} and got["device"] == "H100"
     out.write_text(json.dumps(records[:1] + [_record("cuda", "H200", "2026-01-05", [_row("mask", 0.005)])]))
     assert load_throughput(out)["device"] == "H100"  # the H200 has no evaluation rate
+
+
+def test_plan_costs_tamt_corpus_and_squad_runs_at_their_measured_full_length_steps(tmp_path):
+    """Part II's corpus runs (512-token blocks) and SQuAD (384-token windows) run eagerly: their
+    steps cost the eager full-length step bench measured for their kind; a 128-token task run the
+    compiled step, scaled by batch x length."""
+    from types import SimpleNamespace
+
+    from srnets_lib import plan
+    from srnets_lib.config import RunConfig
+
+    full = {**_row("mlm", 0.04, variant="ours", path="eager"), "lengths": "full"}
+    records = [_record("cuda", "H100", "2026-01-02", [_row("mask", 0.01), _row("eval", 0.02)]),
+               {**_record("cuda", "H100", "2026-01-03", [full]), "args": {"max_length": 512}}]
+    out = tmp_path / "results.json"
+    out.write_text(json.dumps(records))
+    measured = load_throughput(out)
+    assert measured["full_length"] == {("mlm", 512): 0.04}
+
+    def cost(config):
+        run = SimpleNamespace(config=config, steps=1000, evaluated_rows=lambda ood_every=None: 0)
+        return plan.run_seconds(run, measured["steps_per_second"], 1.0, measured["full_length"])
+
+    corpus = RunConfig(task="corpus", method="mask", loss="mlm", sparsity=0.7, max_length=512, batch_size=32,
+                       backbone=plan.REFERENCE)
+    assert cost(corpus) == pytest.approx(1000 * 0.04)
+    assert cost(corpus.model_copy(update={"max_length": 256})) == pytest.approx(1000 * 0.04 / 2)  # scaled
+    task = RunConfig(task="nli", method="mask", loss="std", sparsity=0.7, max_length=128, batch_size=32,
+                     backbone=plan.REFERENCE)
+    assert cost(task) == pytest.approx(1000 * 0.01)
+    assert cost(corpus.model_copy(update={"loss": "kd"})) == pytest.approx(1000 * 0.01 * 4)  # kd unmeasured
 
 
 def test_mnli_like_lengths_have_the_intended_shape():
@@ -84,6 +117,30 @@ def test_compiled_variant_and_sharing_run_on_cpu(tmp_path):
     record = json.loads(out.read_text())[-1]
     assert [r["variant"] for r in record["rows"]] == ["ours", "compiled"]
     assert set(record["sharing_speedup"]) == {"1", "2"} and record["sharing_speedup"]["1"] == 1.0
+
+
+def test_tamt_objectives_run_on_full_blocks_eagerly(tmp_path):
+    """TAMT's mask training (mlm, kd, mlm+kd) on corpus blocks of exactly --max-length tokens; the
+    objectives are never compiled, so a compiled variant has no row."""
+    out = tmp_path / "results.json"
+    assert bench.main(["--models", "tiny", "--workloads", "mlm", "mlm+kd", "--variants", "naive", "ours", "compiled",
+                       "--lengths", "full", "--steps", "1", "--warmup", "1", "--max-length", "32",
+                       "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())[-1]["rows"]
+    assert [(r["workload"], r["variant"]) for r in rows] == [("mlm", "naive"), ("mlm", "ours"),
+                                                            ("mlm+kd", "naive"), ("mlm+kd", "ours")]
+    assert all(r["tokens_per_s"] == pytest.approx(32 * r["examples_per_s"]) and r["path"] == "eager" for r in rows)
+
+
+def test_a_training_batch_corrupts_tokens_only_for_the_mlm_objective():
+    encoded = bench.full_length(64, 128)
+    index = np.arange(64)
+    mlm = bench.training_batch(encoded, index, None, "mlm", 30522, np.random.default_rng(0))
+    predicted = mlm["labels"] != -100
+    assert 0.10 < float(predicted.float().mean()) < 0.20  # 15% of the tokens (pretraining.MLM_PROBABILITY)
+    assert bench.training_batch(encoded, index, None, "kd", 30522, np.random.default_rng(0))["labels"] is None
+    task = bench.training_batch(encoded, index, None, "mask", 30522, np.random.default_rng(0))
+    assert task["labels"].tolist() == encoded.labels.tolist()
 
 
 def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
