@@ -54,7 +54,11 @@ def _plan(args) -> int:
     runs, shown = graph(args.notebooks, params, args.full)
     planned = plan.plan(shown, runs)
     rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
-    measured, full_length = plan.load_throughput(), None
+    measured, full_length = plan.load_throughput(gpu=args.gpu), None
+    if args.gpu and measured is None:
+        print(f"plan: --gpu {args.gpu}: no GPU of that name has compiled mask-training and evaluation rows in "
+              "bench/results.json (run `python -m srnets_lib.bench` on it)", file=sys.stderr)
+        return 2
     if rate is None and measured:
         rate, source = measured["steps_per_second"], f"measured by bench on {measured['device']}"
         eval_rate = eval_rate or measured["eval_examples_per_second"]
@@ -107,6 +111,8 @@ def main(argv=None) -> int:
     planner.add_argument("--steps-per-second", type=_positive(float), default=None,
                          help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
     planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
+    planner.add_argument("--gpu", default=None, help="whose rates in bench/results.json, by name (e.g. H200); "
+                                                     "default: the GPU with the most kinds measured")
     planner.add_argument("--runs-per-gpu", type=_positive(int), default=RUNS_PER_GPU,
                          help="runs sharing one GPU (sweep --runs-per-gpu)")
     scorer = sub.add_parser("evaluate", help="score finished runs on OOD sets they lack (a file added since), "

@@ -150,13 +150,15 @@ def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
     return {"weights": weights, "kept steps (5.1)": kept_steps, "masks": masks}
 
 
-def load_throughput(path: Path | None = None) -> dict | None:
-    """The GPU throughput `bench` measured for BERT-base, the newest figure of each kind in
-    bench/results.json: from CUDA rows that ran compiled at mnli-like lengths, mask-training steps/s
-    and evaluation examples/s (both needed, from the same GPU model); the speed-up of runs sharing
-    the GPU (1.0 where unmeasured); and `full_length`, the eager steps on full-length examples that
-    Part II's runs take (long_kind), {(workload, max_length): seconds per step, or for `eval`
-    examples/s}. Rows of a bench cut short count: each was measured whole."""
+def load_throughput(path: Path | None = None, gpu: str | None = None) -> dict | None:
+    """The GPU throughput `bench` measured for BERT-base on one GPU model, the newest figure of each
+    kind in bench/results.json: from CUDA rows that ran compiled at mnli-like lengths, mask-training
+    steps/s and evaluation examples/s (both needed); the speed-up of runs sharing the GPU (1.0
+    where unmeasured); and `full_length`, the eager steps on full-length examples that Part II's
+    runs take (long_kind), {(workload, max_length): seconds per step, or for `eval` examples/s}.
+    The GPU: the one whose name contains `gpu`, else the one with the most kinds of figures
+    measured, the newest mask row breaking ties. Rows of a bench cut short count: each was
+    measured whole."""
     path = path or paths.PROJECT_ROOT / "bench" / "results.json"
     if not path.is_file():
         return None
@@ -174,10 +176,11 @@ def load_throughput(path: Path | None = None) -> dict | None:
                 found[(env["device_name"], (row["workload"], record["args"]["max_length"]))] = (value, env["date"])
         if record.get("sharing_speedup"):
             found[(env["device_name"], "sharing")] = (record["sharing_speedup"], env["date"])
-    devices = [d for d, w in found if w == "mask" and (d, "eval") in found]
+    devices = [d for d, w in found if w == "mask" and (d, "eval") in found
+               and (gpu is None or gpu.lower() in d.lower())]
     if not devices:
         return None
-    device = max(devices, key=lambda d: found[(d, "mask")][1])
+    device = max(devices, key=lambda d: (sum(name == d for name, _ in found), found[(d, "mask")][1]))
     (mask, date), (evaluation, _) = found[(device, "mask")], found[(device, "eval")]
     return {"device": device, "steps_per_second": 1.0 / mask["s_per_step"],
             "eval_examples_per_second": evaluation["examples_per_s"],

@@ -70,6 +70,11 @@ def test_plan_takes_the_newest_compiled_gpu_rows_of_each_kind(tmp_path):
     assert got["sharing_speedup"] == {"1": 1.0, "4": 1.5} and got["device"] == "H100"
     out.write_text(json.dumps(records[:1] + [_record("cuda", "H200", "2026-01-05", [_row("mask", 0.005)])]))
     assert load_throughput(out)["device"] == "H100"  # the H200 has no evaluation rate
+    h200 = _record("cuda", "H200", "2026-01-05", [_row("mask", 0.005), _row("eval", 0.01)])
+    out.write_text(json.dumps(records + [h200]))
+    assert load_throughput(out)["device"] == "H100"  # the newer H200 has fewer kinds measured (no sharing)
+    assert load_throughput(out, gpu="h200")["steps_per_second"] == 200.0
+    assert load_throughput(out, gpu="A100") is None
 
 
 def test_plan_costs_tamt_corpus_and_squad_runs_at_their_measured_full_length_steps(tmp_path):
