@@ -43,6 +43,7 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
 
 # the losses whose best model of the synthetic data is exact, and how training_optimum names its row
 OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", PoE's main model (section 3.3)"}
+# row labels of synthetic.EXACT_LOSSES
 
 
 def training_optimum(page) -> pd.DataFrame | None:

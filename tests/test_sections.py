@@ -101,6 +101,10 @@ def test_appendix_c1_gives_example_reweightings_optimum(store, monkeypatch):
     table = book.section("appc1", params_file="params/toy.yaml").training_optimum()
     assert table.loc[("nli", "ID"), "OOD"] == "70.0"
     assert table.loc[("nli", "ID, reweighted (appendix eq. 3)"), "OOD"] == "90.0"
+    from srnets_lib.analysis import OPTIMUM_OF
+    from srnets_lib.data.synthetic import EXACT_LOSSES
+
+    assert set(OPTIMUM_OF) == set(EXACT_LOSSES)  # a row label for each loss whose optimum is exact
 
 
 def test_section_4_2_adds_the_full_models_of_the_tasks_it_does_not_prune():

@@ -169,11 +169,14 @@ def cue_posterior(task: str, bias_strength: float, ambiguity: float = 0.6, membe
     return joint / joint.sum()
 
 
+EXACT_LOSSES = ("std", "reweight", "poe")  # the losses whose optimum on this data is exact (cue_shares)
+
+
 def _masses(task, s, ambiguity, member_skew, ood_share, loss, present: bool):
     """Per ambiguous member, the training mass annotated with the cue's label and with the rule's,
     among the examples with the cue present (or absent), as `loss` sees it; see cue_shares."""
-    if loss not in ("std", "reweight", "poe"):
-        raise ValueError(f"loss={loss!r}: the exact optimum is known for std, reweight and poe")
+    if loss not in EXACT_LOSSES:
+        raise ValueError(f"loss={loss!r}: the exact optimum is known for {', '.join(EXACT_LOSSES)}")
     n, a, p = len(LABELS[task]), member_ambiguity(ambiguity), member_frequencies(member_skew)
     p_cue = s if present else 1 - s  # P(cue present or absent | the cue's label); the other labels: 1 - p_cue
     cue, rule = p * a * p_cue / n, p * (1 - a) * (1 - p_cue) / n
