@@ -41,9 +41,8 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
           "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
-# the losses whose best model of the synthetic data is exact, and how training_optimum names its row
+# how training_optimum names the row of each loss whose optimum is exact (synthetic.EXACT_LOSSES)
 OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", PoE's main model (section 3.3)"}
-# row labels of synthetic.EXACT_LOSSES
 
 
 def training_optimum(page) -> pd.DataFrame | None:
