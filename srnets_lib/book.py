@@ -40,11 +40,13 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
         raise ValueError(f"parameter seeds={seeds!r}: expected seed numbers >= 0, e.g. -p seeds \"[1, 2]\"")
     tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), seeds, sparsities)
     display(Markdown(report.banner(params) + report.scope(params, tasks, seeds, name)))
-    page = Page(sections.get(name), params, tasks, seeds, sparsities)
+    page = Page(sections.get(name), params, tasks, seeds, sparsities, opt_in=sparsity is None)
     failed = page.compute() if _computing(compute) else []
     page.gather()
     if page.missing:
         display(Markdown(page.missing_note(failed)))
+    if page.opt_in_missing:
+        display(Markdown(page.opt_in_note()))
     if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
         raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
     return page
@@ -94,6 +96,10 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
         "srnets_lib.bench` measured on the GPU), then `make book PARAMS=params/paper.yaml`."])
 
 
+def _identity(p: sections.Point) -> tuple:
+    return p.series, p.task, p.seed, p.x, p.group
+
+
 def _listed(value) -> list | None:
     """None, a list, one value, or a YAML string of either (papermill -p passes strings)."""
     if isinstance(value, str):
@@ -121,13 +127,20 @@ def _computing(compute) -> bool:
 class Page:
     """One section's points and gathered results, and what its notebook shows of them."""
 
-    def __init__(self, section: sections.Section, params, tasks: list, seeds: list, sparsities: list):
+    def __init__(self, section: sections.Section, params, tasks: list, seeds: list, sparsities: list,
+                 opt_in: bool = False):
+        """`opt_in`: also draw the points at the preset's other sparsities (params.sparsities_for)
+        where the store has them (`make book-full` computes them)."""
         self.section, self.params = section, params
         self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
         self.points = sections.points(section.name, params, tasks, seeds, sparsities)
+        shown = {_identity(p) for p in self.points}
+        self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
+                       if _identity(p) not in shown] if opt_in else []
         self.synthetic = report.synthetic(params)
         self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
         self.missing: list[sections.Point] = []
+        self.opt_in_missing: list[sections.Point] = []
 
     def compute(self) -> list:
         """Run the points the store lacks, here; the failed runs' outcomes."""
@@ -136,10 +149,20 @@ class Page:
     def gather(self) -> None:
         """`frame`: the page's tasks' finished points; `references`: every finished full model
         (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
-        every = gather.frame(self.points)
+        every = gather.frame(self.points + self.opt_in)
         self.frame = every[every.task.isin([*self.tasks, CORPUS])]  # Part II: the corpus runs' losses too
         self.references = every[every.reference.astype(bool)]
         self.missing = gather.missing(self.points)
+        self.opt_in_missing = gather.missing(self.opt_in)
+
+    def opt_in_note(self) -> str:
+        """Markdown: which of the curve's sparsities are opt-in, and how to compute them."""
+        others = sorted({p.x for p in self.opt_in})
+        return (f"The default build computes this page at sparsity {', '.join(f'{x:g}' for x in self.sparsities)}, "
+                f"where its claims are judged (`sections.sparsities` in `{report.shown_path(self.params.source)}`: "
+                f"the CPU budget). The curve's points at {', '.join(f'{x:g}' for x in others)} are opt-in: "
+                f"{len(self.opt_in_missing)} of {len(self.opt_in)} are not in the run store; `make book-full` "
+                "computes them, and this page then draws them.")
 
     def missing_note(self, failed=()) -> str:
         counts = Counter(p.series for p in self.missing)

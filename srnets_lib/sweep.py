@@ -29,7 +29,7 @@ from .executors import RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecut
 
 def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list]:
     """{section: its points} for the given section notebooks, in the papers' order; the opt-in
-    pages (their runs are over the default build's budget) only with `full`."""
+    pages and sparsities (their runs are over the default build's budget) only with `full`."""
     from .params import RUNLESS_PAGES
     from .sections import SECTIONS, get, points
 
@@ -43,7 +43,7 @@ def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list
             raise ValueError(f"{notebook}: not a book notebook; accepted: "
                              + ", ".join(f"book/{s}.ipynb" for s in (*SECTIONS, *RUNLESS_PAGES)))
         if full or not get(section).opt_in:
-            chosen[section] = points(section, params)
+            chosen[section] = points(section, params, full=full)
     return chosen
 
 
@@ -89,7 +89,7 @@ def jobs(notebooks: list[str], params_file: str, overrides: list[str] | None = N
     planned = []
     for notebook in (n for n in notebooks if Path(n).stem not in params_lib.RUNLESS_PAGES):
         accepted = papermill.inspect_notebook(notebook)
-        sparsities = p.preset.sparsities if "sparsity" in accepted else [None]
+        sparsities = p.sparsities_for(Path(notebook).stem) if "sparsity" in accepted else [None]
         planned += [Job(notebook, seed, s, params_file) for seed in p.seeds_for(Path(notebook).stem) for s in sparsities]
     return planned
 

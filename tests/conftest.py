@@ -24,6 +24,11 @@ def shared_data():
     return SHARED
 
 
+# params/toy.yaml's sections.sparsities (each a subset of the preset's, which tiny_params narrows)
+TOY_SECTION_SPARSITIES = ("{sec4_2: [0.5, 0.7], sec4_3: [0.5, 0.7], sec4_4: [0.2, 0.5], sec4_5: [0.2, 0.5, 0.7], "
+                          "appc1: [0.5, 0.7]}")
+
+
 @pytest.fixture
 def tiny_params(tmp_path):
     """params/toy.yaml on the tiny random model and a few dozen examples: one seed, one sparsity."""
@@ -32,7 +37,8 @@ def tiny_params(tmp_path):
                      ("train_size: 256, dev_size: 300, test_size: 300, ood_size: 300",
                       "train_size: 96, dev_size: 32, test_size: 32, ood_size: 32"),
                      ("seeds: [1, 2]", "seeds: [1]"),
-                     ("sparsities: [0.2, 0.5, 0.7, 0.9]", "sparsities: [0.5]")]:
+                     ("sparsities: [0.2, 0.5, 0.7, 0.9]", "sparsities: [0.5]"),
+                     (TOY_SECTION_SPARSITIES, "{}")]:
         assert old in text, f"params/toy.yaml no longer contains {old!r}: update tiny_params"
         text = text.replace(old, new)
     path = tmp_path / "tiny.yaml"

@@ -151,6 +151,33 @@ def test_a_params_file_extends_its_base(tmp_path):
         params.load(tmp_path / "loop.yaml")
 
 
+def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
+    """sections.sparsities narrows a section's default build to its claims' sparsities (the toy's
+    CPU budget); `full` (make book-full) gives the preset's, and the sweep plans the others only then."""
+    from srnets_lib import sections, sweep
+
+    toy = params.load("params/toy.yaml")
+    for name in (n for n in params.SECTIONS if not n.startswith("tamt")):
+        judged = {x for claim in sections.get(name).claims for x in getattr(claim, "xs", ())}
+        assert judged <= set(toy.sparsities_for(name)), name
+        assert toy.sparsities_for(name, full=True) == toy.preset.sparsities
+    assert toy.sparsities_for("sec4_2") == [0.5, 0.7] and toy.sparsities_for("sec5_2") == toy.preset.sparsities
+    default, _ = sweep.graph(["book/sec4_2.ipynb"], toy)
+    full, _ = sweep.graph(["book/sec4_2.ipynb"], toy, full=True)
+    assert {n.config.sparsity for n in default if n.config.method == "mask"} == {0.5, 0.7}
+    assert {n.config.sparsity for n in full if n.config.method == "mask"} == {0.2, 0.5, 0.7, 0.9}
+    assert [j.sparsity for j in sweep.jobs(["book/sec4_2.ipynb"], "params/toy.yaml") if j.seed == 1] == [0.5, 0.7]
+
+
+def test_a_sections_sparsity_outside_the_preset_is_refused(tmp_path):
+    derived = tmp_path / "derived.yaml"
+    derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
+                       "sections: {sparsities: {sec4_2: [0.5, 0.6]}}\n")
+    with pytest.raises(params.ParamsError, match=r"(?s)derived.yaml.*sections.sparsities.sec4_2: \[0.6\] not in "
+                                                 r"preset.sparsities"):
+        params.load(derived)
+
+
 def test_a_section_can_run_on_its_own_seeds(tmp_path):
     """sections.seeds narrows a section's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""

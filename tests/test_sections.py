@@ -44,7 +44,7 @@ SERIES = {  # the paper's legends (params/paper.yaml)
 @pytest.mark.parametrize("name", sections.SECTIONS)
 def test_each_section_shows_the_points_it_did_before(name):
     paper, toy = params.load("params/paper.yaml"), params.load("params/toy.yaml")
-    assert (len(sections.points(name, paper)), len(sections.points(name, toy))) == POINTS[name]
+    assert (len(sections.points(name, paper)), len(sections.points(name, toy, full=True))) == POINTS[name]
     assert {p.series for p in sections.points(name, paper)} == SERIES[name]
 
 
@@ -160,6 +160,23 @@ def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, mon
     verdicts = page.evaluate()
     assert verdicts and all(v.holds is None and v.reason == "runs missing" for v in verdicts)
     assert not store.exists()  # nothing computed
+
+
+def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_params, monkeypatch):
+    """The default build computes a page at sections.sparsities; the preset's other sparsities
+    are drawn when their runs are in the store (make book-full), and said to be opt-in when not."""
+    derived = tiny_params.parent / "derived.yaml"
+    derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n"
+                       "sections: {sparsities: {sec4_4: [0.5]}}\n")
+    page = book.section("sec4_4", params_file=str(derived), seeds="[1]", compute=True)
+    subnetworks = page.frame[~page.frame.reference.astype(bool)]
+    assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing
+    assert {p.x for p in page.opt_in_missing} == {0.7}
+    assert "points at 0.7 are opt-in: 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
+    book.section("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
+    monkeypatch.setenv("SRNETS_COMPUTE", "0")
+    page = book.section("sec4_4", params_file=str(derived), seeds="[1]")
+    assert not page.opt_in_missing and set(page.frame[~page.frame.reference.astype(bool)].x) == {0.5, 0.7}
 
 
 def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():

@@ -21,17 +21,19 @@ def get(name: str) -> Section:
     return BY_NAME[name]
 
 
-def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None) -> tuple[list, list, list]:
+def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None,
+            full: bool = False) -> tuple[list, list, list]:
     """(tasks, seeds, sparsities) of the notebook `name`; None means the params file's choice
-    (sections.sec4_2_tasks / other_tasks / appc5_tasks, sections.seeds, the preset's sparsities)."""
-    default = params.tamt.sparsities if name.startswith("tamt") else params.preset.sparsities
+    (sections.sec4_2_tasks / other_tasks / appc5_tasks, sections.seeds, params.sparsities_for: with
+    `full` the opt-in sparsities too)."""
     return (list(tasks or params.tasks_for(name)), list(seeds or params.seeds_for(name)),
-            list(default if sparsities is None else sparsities))
+            list(params.sparsities_for(name, full) if sparsities is None else sparsities))
 
 
-def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None) -> list[Point]:
-    """Every point the notebook `name` shows (None: the params file's tasks, seeds, sparsities)."""
-    return get(name).points(Recipes(params), *resolve(name, params, tasks, seeds, sparsities))
+def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None, full: bool = False) -> list[Point]:
+    """Every point the notebook `name` shows (None: the params file's tasks, seeds, sparsities;
+    `full`: with the opt-in sparsities)."""
+    return get(name).points(Recipes(params), *resolve(name, params, tasks, seeds, sparsities, full))
 
 
 __all__ = ["BY_NAME", "SECTIONS", "Point", "Section", "get", "points", "resolve"]

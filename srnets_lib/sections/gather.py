@@ -46,8 +46,16 @@ def compute(points: list[Point], params: Params, root=None, progress: bool = Tru
 
 
 def missing(points: list[Point], root=None) -> list[Point]:
-    """The points whose run has not finished (no final.json, or one that cannot be read)."""
-    return [p for p in points if _result(Run(p.config, root)) is None]
+    """The points whose run has not finished (no final.json, or one that cannot be read), or whose
+    IMP level it did not score (a run asked for other levels)."""
+    return [p for p in points if _scored(p, _result(Run(p.config, root))) is None]
+
+
+def _scored(p: Point, final):
+    """The result a point shows: its run's, or that of its IMP level; None if there is none."""
+    if final is None or p.level is None:
+        return final
+    return final.levels.get(f"{p.level:g}")
 
 
 def why_missing(config, root=None) -> str | None:
@@ -77,9 +85,9 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
     for p in points:
         run = Run(p.config, root)
         final = _result(run)
-        if final is None:
+        result = _scored(p, final)
+        if result is None:
             continue
-        result = final if p.level is None else final.levels[f"{p.level:g}"]
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
                "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
                "metric": final.metric,
