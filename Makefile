@@ -46,7 +46,8 @@ book: $(STAMP)
 	if [ $$status -ne 0 ]; then echo "make book: built, but some runs failed (listed above, shown as failed on" \
 	  "their pages); make book again retries them"; exit 1; fi
 
-# the book with its opt-in pages' runs too (TAMT figures 6, 7 and 9; docs/MEASUREMENTS.md gives its time)
+# the book with its opt-in runs too: TAMT figures 6, 7 and 9, and Part I's curves at the preset's
+# sparsities where sections.sparsities narrows them (docs/MEASUREMENTS.md gives its time)
 book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
 

@@ -157,10 +157,14 @@ class Page:
 
     def opt_in_note(self) -> str:
         """Markdown: which of the curve's sparsities are opt-in, and how to compute them."""
-        others = sorted({p.x for p in self.opt_in})
-        return (f"The default build computes this page at sparsity {', '.join(f'{x:g}' for x in self.sparsities)}, "
-                f"where its claims are judged (`sections.sparsities` in `{report.shown_path(self.params.source)}`: "
-                f"the CPU budget). The curve's points at {', '.join(f'{x:g}' for x in others)} are opt-in: "
+        def listed(xs) -> str:
+            words = [f"{x:g}" for x in xs]
+            return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+        plural = "ies" if len(self.sparsities) > 1 else "y"
+        return (f"The default build computes this page at sparsit{plural} {listed(self.sparsities)}, where its claims "
+                f"are judged (`sections.sparsities` in `{report.shown_path(self.params.source)}`: the CPU budget). "
+                f"The curves' points at {listed(sorted({p.x for p in self.opt_in}))} are opt-in: "
                 f"{len(self.opt_in_missing)} of {len(self.opt_in)} are not in the run store; `make book-full` "
                 "computes them, and this page then draws them.")
 

@@ -172,6 +172,7 @@ def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_
     subnetworks = page.frame[~page.frame.reference.astype(bool)]
     assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing
     assert {p.x for p in page.opt_in_missing} == {0.7}
+    assert page.opt_in_note().startswith("The default build computes this page at sparsity 0.5, where")
     assert "points at 0.7 are opt-in: 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
     book.section("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
