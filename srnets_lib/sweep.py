@@ -48,11 +48,18 @@ def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list
 
 
 def graph(notebooks: list[str], params, full: bool = False):
-    """(the RunGraph behind the notebooks, {section: the configs it shows})."""
+    """(the RunGraph behind the notebooks, {section: the configs it shows}). The default build
+    also scores the opt-in points whose run it computes anyway (an IMP run's other levels: a few
+    evaluations, where `make book-full` would train the run again to score them)."""
     from .sections.gather import graph as points_graph
 
     shown = sections(notebooks, params, full)
-    everything = points_graph([p for points in shown.values() for p in points], params)
+    chosen = [p for points in shown.values() for p in points]
+    everything = points_graph(chosen, params)
+    if not full:
+        riders = [p for points in sections(notebooks, params, True).values() for p in points
+                  if p.config.key() in everything.nodes]
+        everything = points_graph(chosen + riders, params)
     return everything, {s: [p.config for p in points] for s, points in shown.items()}
 
 

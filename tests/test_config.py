@@ -165,6 +165,9 @@ def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
     default, _ = sweep.graph(["book/sec4_2.ipynb"], toy)
     full, _ = sweep.graph(["book/sec4_2.ipynb"], toy, full=True)
     assert {n.config.sparsity for n in default if n.config.method == "mask"} == {0.5, 0.7}
+    # an IMP run trains through every level: the default build scores the opt-in ones too (evaluations only)
+    assert {n.request.levels for n in default if n.config.method == "imp"} == {(0.2, 0.5, 0.7, 0.9)}
+    assert {n.key for n in full if n.config.method == "imp"} == {n.key for n in default if n.config.method == "imp"}
     assert {n.config.sparsity for n in full if n.config.method == "mask"} == {0.2, 0.5, 0.7, 0.9}
     assert [j.sparsity for j in sweep.jobs(["book/sec4_2.ipynb"], "params/toy.yaml") if j.seed == 1] == [0.5, 0.7]
 
