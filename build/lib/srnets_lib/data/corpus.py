@@ -1,0 +1,96 @@
+"""Unlabelled text for the task-agnostic runs of TAMT (section 4.1): WikiText-103 at paper scale
+(the hub's raw parquet or the original wiki.{train,valid}.raw), the toy's own language in the
+embedded default; cut into contiguous blocks as the authors' TextDataset does.
+
+A corpus is a TaskData whose splits hold lines of text (text_b empty, no labels), so loading,
+fingerprints and the run store treat it like a task; `blocks` tokenises a split and cuts the
+token stream into [CLS] + (max_length - 2) tokens + [SEP] blocks, the last partial one dropped
+(mask_training/hg_transformers/data/datasets/language_modeling.py of llyx97/TAMT). `train_size`
+and `dev_size` count blocks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import numpy as np
+
+from .. import paths
+from . import hub
+from .encode import Encoded, split_fingerprint
+from .local import DataFileError, data_folder, decoded, required
+from .splits import Split, TaskData
+
+WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1")  # hub parquet: a "text" column of lines
+WIKITEXT_FILES = {"train": "wikitext-103/wiki.train.raw", "dev": "wikitext-103/wiki.valid.raw"}
+TOY_TASKS = ("nli", "paraphrase", "factcheck")
+
+
+def load_corpus(data) -> TaskData:
+    """The corpus `data` describes: synthetic (the toy's language) or WikiText-103 (hub, local)."""
+    if data.source == "synthetic":
+        train, dev = _toy_lines(data.train_size, data.data_seed, 0), _toy_lines(data.dev_size, data.data_seed, 1)
+        description = f"synthetic corpus: the sentences of the three toy tasks, seed {data.data_seed}"
+    elif data.source == "hub":
+        loaded = hub._load_dataset(*WIKITEXT)
+        train, dev = _lines(loaded["train"]["text"]), _lines(loaded["validation"]["text"])
+        description = f"WikiText-103 (hub {WIKITEXT[0]}, {WIKITEXT[1]})"
+    else:
+        root = data_folder(data.path)
+        train, dev = (_read_lines(required(root / WIKITEXT_FILES[s], "WikiText-103")) for s in ("train", "dev"))
+        description = f"WikiText-103 ({root / 'wikitext-103'})"
+    return TaskData(task="corpus", label_names=[], metric="mlm_loss", train=_split("train", train),
+                    dev=_split("dev", dev), description=description)
+
+
+def _read_lines(path) -> list[str]:
+    with decoded(path):
+        return _lines(path.read_text(encoding="utf-8").splitlines())
+
+
+def _lines(lines) -> list[str]:
+    return [line for line in lines if line.strip()]
+
+
+def _split(name: str, lines: list[str]) -> Split:
+    return Split(name, lines, [""] * len(lines), np.zeros(len(lines), dtype=np.int64), [])
+
+
+def _toy_lines(blocks: int, seed: int, part: int) -> list[str]:
+    """Sentences of the three toy tasks (their premises, questions, claims and evidence; never
+    their labels), drawn apart from the tasks' own data (another seed): enough for `blocks` blocks
+    of up to 64 tokens with room to spare (`blocks` cuts the stream to the length asked)."""
+    from .synthetic import make_task
+
+    per_task = max(8, blocks * 64 // 24)
+    lines = []
+    for task in TOY_TASKS:
+        data = make_task(task, per_task, 1, 1, seed=10_000 + 2 * seed + part)
+        lines += [text for pair in zip(data.train.text_a, data.train.text_b) for text in pair]
+    order = np.random.default_rng([seed, part]).permutation(len(lines))
+    return [lines[i] for i in order]
+
+
+def blocks(split: Split, tokenizer, max_length: int, count: int | None, tokenizer_id: str) -> Encoded:
+    """The first `count` (None: all) contiguous blocks of max_length tokens of `split`'s lines;
+    cached beside the run store like the tokenised task splits."""
+    key = hashlib.sha256(f"blocks|{tokenizer_id}|{max_length}|{count}|{split_fingerprint(split)}".encode())
+    path = paths.cache_dir("tokens") / f"{key.hexdigest()[:20]}.npz"
+    if path.exists():
+        stored = np.load(path)
+        return Encoded(stored["ids"], stored["type_ids"], stored["offsets"], stored["labels"])
+    width = max_length - 2
+    stream = np.concatenate([np.asarray(ids, dtype=np.int32) for ids in
+                             tokenizer(split.text_a, add_special_tokens=False)["input_ids"]])
+    available = len(stream) // width
+    count = available if count is None else count
+    if available < count:
+        raise DataFileError(f"corpus {split.name}: {available} blocks of {max_length} tokens, {count} asked for")
+    body = stream[: count * width].reshape(count, width)
+    ids = np.concatenate([np.full((count, 1), tokenizer.cls_token_id), body,
+                          np.full((count, 1), tokenizer.sep_token_id)], axis=1).astype(np.int32)
+    encoded = Encoded(ids.reshape(-1), np.zeros(ids.size, dtype=np.int8),
+                      np.arange(count + 1, dtype=np.int64) * max_length, np.zeros(count, dtype=np.int64))
+    with paths.replacing(path) as tmp:
+        np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=encoded.offsets, labels=encoded.labels)
+    return encoded
+

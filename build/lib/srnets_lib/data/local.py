@@ -1,0 +1,417 @@
+"""Loaders for the original files in the formats their datasets distribute (GLUE tsv, HANS txt,
+PAWS tsv, FEVER and FEVER-Symmetric jsonl), with errors naming file and line.
+
+Folder layout under `data.path` (relative paths resolve against the project root; with
+`data.source: hub` the folder defaults to `data/` and holds only the starred files, the
+splits the hub does not have in the paper's form):
+  nli/        train.tsv, dev_matched.tsv (MNLI, GLUE), *heuristics_evaluation_set.txt,
+              *heuristics_train_set.txt (HANS; the train set only for ood_train)
+  paraphrase/ train.tsv, dev.tsv (QQP, GLUE), *paws_qqp/dev_and_test.tsv (optional: PAWS-qqp
+              is evaluated when present), *paws_qqp/train.tsv (ood_train), paws_wiki/test.tsv,
+              paws_wiki/train.tsv (ood_train)
+  factcheck/  *fever.train.jsonl, *fever.dev.jsonl (processed FEVER),
+              *symmetric_v0.1_fever_symmetric_generated.jsonl,
+              *symmetric_v0.2_fever_symmetric_test.jsonl, *symmetric_v0.2_fever_symmetric_dev.jsonl
+Each file is also found under its distribution's name or in the authors' data/ layout (ALIASES).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from .. import paths
+from .splits import Split, TaskData
+from .tasks import HANS_COLLAPSE, HANS_LABELS, SYMMETRIC_COLLAPSE, SYMMETRIC_LABELS, spec
+
+csv.field_size_limit(sys.maxsize)
+
+DEFAULT_FOLDER = "data"  # data.path when data.source=hub leaves it unset
+# Where each dataset comes from: the hint in a missing file's error.
+SOURCES = {
+    "MNLI": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
+    "HANS": "github.com/tommccoy1/hans (MIT licence)",
+    "QQP": "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
+    "PAWS-qqp": "github.com/google-research-datasets/paws: its qqp_generate_data.py (python2.7) "
+                "builds it from Quora's quora_duplicate_questions.tsv",
+    "PAWS-wiki": "github.com/google-research-datasets/paws (labeled_final), or use data.source=hub",
+    "FEVER": "github.com/TalSchuster/FeverSymmetric (processed FEVER train/dev)",
+    "FEVER-Symmetric": "github.com/TalSchuster/FeverSymmetric",
+    "WikiText-103": "the raw WikiText-103 (wikitext-103-raw-v1.zip; or data.source: hub, Salesforce/wikitext)",
+}
+
+
+class DataFileError(ValueError):
+    """A data file is missing, empty or malformed; the message says where and what."""
+
+
+def data_folder(path: str | Path | None) -> Path:
+    """`data.path` as an absolute folder: a relative path is taken from the current directory
+    if it exists there, else from the project root (notebooks run in book/, Ray workers
+    anywhere), which is also where a missing folder is expected."""
+    folder = paths.project_file(path or DEFAULT_FOLDER)
+    if folder.is_absolute():
+        return folder
+    return folder.resolve() if folder.exists() else paths.PROJECT_ROOT / folder
+
+
+# The same files under the names their distributions give them, or in the authors' data/ folder
+# (github.com/llyx97/sparse-and-robust-PLM, its README's layout: MNLI/, QQP/, fever/, sym1/, sym2/),
+# relative to the data folder; ours (<task>/<file>) is looked for first. PAWS-qqp's dev_and_test.tsv
+# has no alias in the authors' folder: they split it into dev.tsv and test.tsv and score dev only.
+ALIASES = {
+    "nli/train.tsv": ["MNLI/train.tsv"],
+    "nli/dev_matched.tsv": ["MNLI/dev_matched.tsv"],
+    "nli/heuristics_evaluation_set.txt": ["heuristics_evaluation_set.txt", "hans/heuristics_evaluation_set.txt",
+                                          "MNLI/hans/heuristics_evaluation_set.txt"],
+    "nli/heuristics_train_set.txt": ["heuristics_train_set.txt", "hans/heuristics_train_set.txt",
+                                     "MNLI/hans/heuristics_train_set.txt"],
+    "paraphrase/train.tsv": ["QQP/train.tsv"],
+    "paraphrase/dev.tsv": ["QQP/dev.tsv"],
+    "paraphrase/paws_qqp/dev_and_test.tsv": ["paws_qqp/output/dev_and_test.tsv", "paws_qqp/dev_and_test.tsv"],
+    "paraphrase/paws_qqp/train.tsv": ["paws_qqp/output/train.tsv", "paws_qqp/train.tsv", "QQP/paws_qqp/train.tsv"],
+    "paraphrase/paws_wiki/test.tsv": ["final/test.tsv", "paws_wiki/test.tsv", "QQP/paws_wiki/test.tsv"],
+    "paraphrase/paws_wiki/train.tsv": ["final/train.tsv", "paws_wiki/train.tsv", "QQP/paws_wiki/train.tsv"],
+    "factcheck/fever.train.jsonl": ["fever.train.jsonl", "fever/fever.train.jsonl"],
+    "factcheck/fever.dev.jsonl": ["fever.dev.jsonl", "fever.dev.json", "fever/fever.dev.jsonl"],
+    "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl": [
+        "symmetric_v0.1/fever_symmetric_generated.jsonl", "factcheck/symmetric_v0.1/fever_symmetric_generated.jsonl",
+        "fever/sym1/test.jsonl"],
+    "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl": [
+        "symmetric_v0.2/fever_symmetric_test.jsonl", "factcheck/symmetric_v0.2/fever_symmetric_test.jsonl",
+        "fever/sym2/test.jsonl"],
+    "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl": [
+        "symmetric_v0.2/fever_symmetric_dev.jsonl", "factcheck/symmetric_v0.2/fever_symmetric_dev.jsonl",
+        "fever/sym2/dev.jsonl"],
+}
+
+
+PAPER_TASKS = ("nli", "paraphrase", "factcheck")  # the folders (and tasks) ALIASES and expected_files cover
+
+
+def candidates(path: Path) -> list[Path]:
+    """`path` (<data folder>/<task>/[paws_qqp|paws_wiki/]<file>) and where else the same file
+    may be (ALIASES, under the data folder)."""
+    task = next((p for p in path.parents if p.name in PAPER_TASKS), None)
+    if task is None:  # another dataset's folder (WikiText-103, GLUE tasks of Part II): no aliases
+        return [path]
+    return [path, *(task.parent / alias for alias in ALIASES.get(path.relative_to(task.parent).as_posix(), []))]
+
+
+def found(path: Path) -> Path | None:
+    """The first of `path` and its aliases that exists."""
+    return next((p for p in candidates(path) if p.is_file()), None)
+
+
+def required(path: Path, dataset: str) -> Path:
+    """`path` or an alias of it (ALIASES), or one line naming the dataset, the paths looked at
+    and where to get it."""
+    hit = found(path)
+    if hit is None:
+        raise DataFileError(not_found(dataset, path))
+    return hit
+
+
+def not_found(dataset: str, path: Path) -> str:
+    others = [str(p) for p in candidates(path)[1:]]
+    also = f" (nor {', '.join(others)})" if others else ""
+    return f"{dataset}: {path} not found{also}; get it from {SOURCES[dataset]}"
+
+
+@contextmanager
+def decoded(path: Path):
+    """Reading `path` as text: bytes that are not UTF-8 raise one line naming the file."""
+    try:
+        yield
+    except UnicodeDecodeError as err:
+        raise DataFileError(f"{path}: not UTF-8 text ({err.reason}: bytes {err.object[err.start:err.end]!r}); "
+                            "save it as UTF-8") from None
+
+
+def _rows_tsv(path: Path, required: list[str], short_rows: list[int] | None = None):
+    """Rows of a tab-separated file with a header. Rows with fewer fields than the header
+    raise, or, when `short_rows` is a list, are skipped and their line numbers appended."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"{path}: file not found")
+    with decoded(path), path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if not header:
+            raise DataFileError(f"{path}: empty file (expected a header with {required})")
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise DataFileError(f"{path}, line 1: missing column(s) {missing}; header has {header}")
+        index = {c: header.index(c) for c in required}
+        for line, row in enumerate(reader, start=2):
+            if len(row) < len(header):
+                if short_rows is None:
+                    raise DataFileError(f"{path}, line {line}: {len(row)} fields, expected {len(header)}")
+                short_rows.append(line)
+                continue
+            yield line, {c: row[i] for c, i in index.items()}
+
+
+def _rows_jsonl(path: Path, required: list[list[str]]):
+    """`required`: per field, the accepted names (first found wins)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileError(f"{path}: file not found")
+    seen = False
+    with decoded(path), path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            seen = True
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise DataFileError(f"{path}, line {line}: not valid JSON ({err.msg})") from None
+            row = {}
+            for names in required:
+                found = next((n for n in names if n in record), None)
+                if found is None:
+                    raise DataFileError(f"{path}, line {line}: missing field {' or '.join(names)}")
+                row[names[0]] = record[found]
+            yield line, row
+    if not seen:
+        raise DataFileError(f"{path}: empty file")
+
+
+def _to_split(name, path, rows, label_names, label_column, a, b, collapse=None, skip=(), ids=None,
+              subsets=()) -> Split:
+    """`ids`: None, a column holding each example's integer id, or "line": its 0-based row
+    number (FEVER's jsonl, as the authors' processor numbers it). `subsets`: columns kept for
+    breakdowns (Split.subsets)."""
+    text_a, text_b, labels, keys = [], [], [], []
+    groups: dict[str, list] = {column: [] for column in subsets}
+    for number, (line, row) in enumerate(rows):
+        label = str(row[label_column]).strip()
+        if label in skip:
+            continue
+        if label not in label_names:
+            raise DataFileError(f"{path}, line {line}: label {label!r} is not one of {label_names}")
+        text_a.append(row[a])
+        text_b.append(row[b])
+        labels.append(label_names.index(label))
+        for column in subsets:
+            groups[column].append(row[column])
+        if ids == "line":
+            keys.append(number)
+        elif ids is not None:
+            try:
+                keys.append(int(row[ids]))
+            except ValueError:
+                raise DataFileError(f"{path}, line {line}: {ids} {row[ids]!r} is not an integer id") from None
+    if not labels:
+        raise DataFileError(f"{path}: no labelled rows")
+    return Split(name, text_a, text_b, labels, list(label_names), collapse, ids=keys if ids else None, subsets=groups)
+
+
+def read_mnli(path, name="mnli") -> Split:
+    rows = _rows_tsv(path, ["index", "sentence1", "sentence2", "gold_label"])
+    # MNLI dev rows without annotator agreement have gold_label "-": the GLUE loaders drop them.
+    return _to_split(name, path, rows, list(spec("nli").labels), "gold_label",
+                     "sentence1", "sentence2", skip=("-",), ids="index")
+
+
+def read_hans(path, name="hans") -> Split:
+    rows = _rows_tsv(path, ["gold_label", "sentence1", "sentence2", "heuristic"])
+    return _to_split(name, path, rows, HANS_LABELS, "gold_label", "sentence1", "sentence2",
+                     collapse=HANS_COLLAPSE, subsets=("heuristic",))
+
+
+def read_qqp(path, name="qqp") -> Split:
+    """GLUE QQP. Its train/dev files hold a few rows with fewer fields than the header; the
+    authors' processor (transformers' QqpProcessor) skips them, so we do, and say how many."""
+    short: list[int] = []
+    rows = _rows_tsv(path, ["id", "question1", "question2", "is_duplicate"], short_rows=short)
+    split = _to_split(name, path, rows, ["0", "1"], "is_duplicate", "question1", "question2", ids="id")
+    if short:
+        split.notes.append(f"skipped {len(short)} short rows in {Path(path).name} "
+                           f"(lines {', '.join(map(str, short[:5]))}{', ...' if len(short) > 5 else ''})")
+    return split
+
+
+def read_paws(path, name="paws") -> Split:
+    rows = _rows_tsv(path, ["sentence1", "sentence2", "label"])
+    return _to_split(name, path, rows, ["0", "1"], "label", "sentence1", "sentence2")
+
+
+def read_fever(path, name="fever") -> Split:
+    """Processed FEVER (claim, evidence, gold_label); pairs are (claim, evidence), the authors'
+    order (their FeverProcessor); ids are row numbers."""
+    rows = _rows_jsonl(path, [["claim"], ["evidence", "evidence_sentence"], ["gold_label", "label"]])
+    return _to_split(name, path, rows, list(spec("factcheck").labels), "gold_label",
+                     "claim", "evidence", ids="line")
+
+
+def read_symmetric(path, name="symmetric") -> Split:
+    """FEVER-Symmetric v0.1 (claim, evidence_sentence, label) or v0.2 (claim, evidence, gold_label);
+    pairs are (claim, evidence) as for FEVER."""
+    rows = _rows_jsonl(path, [["claim"], ["evidence", "evidence_sentence"], ["gold_label", "label"]])
+    return _to_split(name, path, rows, SYMMETRIC_LABELS, "gold_label", "claim", "evidence",
+                     collapse=SYMMETRIC_COLLAPSE)
+
+
+def _relabel(split: Split, names: list[str]) -> Split:
+    """Give a split the model's label names (binary QQP/PAWS files use "0"/"1")."""
+    return Split(split.name, split.text_a, split.text_b, split.labels, names, split.collapse, split.notes,
+                 split.ids)
+
+
+def _paws_wiki(root: Path, file: str, name: str) -> Split:
+    path = required(root / "paws_wiki" / file, "PAWS-wiki")
+    return _relabel(read_paws(path, name), list(spec("paraphrase").labels))
+
+
+# The splits both sources take from files (the hub lacks them in the paper's form).
+
+def hans(root: Path) -> Split:
+    """HANS evaluation set (section 4.1), `root` = <data.path>/nli."""
+    return read_hans(required(root / "heuristics_evaluation_set.txt", "HANS"), "hans")
+
+
+def hans_train(root: Path) -> Split:
+    """HANS train rows in MNLI's three-class space for section 4.5's mixture.
+
+    The paper does not say how two-class HANS labels enter three-class training; we map
+    non-entailment to contradiction (an assumption; evaluation collapses both anyway)."""
+    split = read_hans(required(root / "heuristics_train_set.txt", "HANS"), "hans_train")
+    labels = [0 if y == 0 else 2 for y in split.labels]
+    return Split("hans_train", split.text_a, split.text_b, labels, list(spec("nli").labels))
+
+
+def paws_qqp_train(root: Path) -> Split:
+    """PAWS-qqp train, part of section 4.5's QQP mixture (the authors' ood/qqp scripts mix
+    QQP, PAWS-qqp and PAWS-wiki train), `root` = <data.path>/paraphrase."""
+    path = required(root / "paws_qqp" / "train.tsv", "PAWS-qqp")
+    return _relabel(read_paws(path, "paws_qqp_train"), list(spec("paraphrase").labels))
+
+
+def expected_files(task: str, source: str, ood_train: bool = False) -> list[tuple[str, str, str | None]]:
+    """The files a run of `task` reads from the data folder (source local or hub), without
+    reading them: (dataset, path under the data folder, the OOD set it is or None)."""
+    local = source == "local"
+    files = {
+        "nli": [("MNLI", "nli/train.tsv", None), ("MNLI", "nli/dev_matched.tsv", None)] * local
+        + [("HANS", "nli/heuristics_evaluation_set.txt", "hans")]
+        + [("HANS", "nli/heuristics_train_set.txt", None)] * ood_train,
+        "paraphrase": [("QQP", "paraphrase/train.tsv", None), ("QQP", "paraphrase/dev.tsv", None),
+                       ("PAWS-wiki", "paraphrase/paws_wiki/test.tsv", "paws_wiki")] * local
+        + [("PAWS-qqp", "paraphrase/paws_qqp/dev_and_test.tsv", "paws_qqp")]
+        + [("PAWS-qqp", "paraphrase/paws_qqp/train.tsv", None)] * ood_train
+        + [("PAWS-wiki", "paraphrase/paws_wiki/train.tsv", None)] * (ood_train and local),
+        "factcheck": [("FEVER", "factcheck/fever.train.jsonl", None), ("FEVER", "factcheck/fever.dev.jsonl", None),
+                      ("FEVER-Symmetric", "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl", "symmetric_v1"),
+                      ("FEVER-Symmetric", "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl", "symmetric_v2")]
+        + [("FEVER-Symmetric", "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl", None)] * ood_train,
+    }
+    return files.get(task, [])
+
+
+# OOD sets a run may go without (the user must generate them): PAWS-qqp
+OPTIONAL_OOD = ("paws_qqp",)
+
+
+def check_files(configs, skip_ood=()) -> list[str]:
+    """What the runs of `configs` need from the data folder and lack: one line per missing file
+    (aliases looked at too). A missing optional OOD set is allowed only when `skip_ood` names it
+    (execution.skip_ood): its runs record it as missing and `python -m srnets_lib evaluate`
+    scores them on it once it exists. Reads no data."""
+    lines, seen = [], set()
+    for config in configs:
+        data = config.data
+        if data.source == "synthetic" or config.task not in PAPER_TASKS:
+            continue
+        for dataset, name, ood in expected_files(config.task, data.source, data.ood_train):
+            path = data_folder(data.path) / name
+            if path in seen or found(path) is not None or (ood in OPTIONAL_OOD and ood in skip_ood):
+                continue
+            seen.add(path)
+            hint = (f"; or start without it: --set skip_ood=[{ood}] (python -m srnets_lib evaluate adds it to "
+                    "the finished runs later)") if ood in OPTIONAL_OOD else ""
+            lines.append(not_found(dataset, path) + hint)
+    return lines
+
+
+def require_files(configs, skip_ood=()) -> None:
+    """Refuse to start runs whose files are missing (check_files), with every missing file named."""
+    lines = check_files(configs, skip_ood)
+    if lines:
+        raise DataFileError("the runs asked for read files the data folder lacks:\n- " + "\n- ".join(lines))
+
+
+def mix(train: Split, extra: list[Split], train_size: int | None = None) -> Split:
+    """The ID training set (its first `train_size` rows) followed by section 4.5's OOD training
+    data (each part capped at `train_size` too)."""
+    mixed = train.head(train_size)
+    for part in extra:
+        mixed = mixed.concat(part.head(train_size), "train+ood")
+    return mixed
+
+
+def add_paws_qqp(ood: dict[str, Split], root: Path, notes: list[str], missing: dict[str, str]) -> None:
+    """PAWS-qqp (section 4.1) into `ood` when its file exists, else `missing` says why: the user
+    has to generate it from QQP, so a sweep starts without it only when told to skip it
+    (execution.skip_ood: check_files), and `python -m srnets_lib evaluate` adds it later."""
+    path = root / "paws_qqp" / "dev_and_test.tsv"
+    hit = found(path)
+    if hit is not None:
+        ood["paws_qqp"] = _relabel(read_paws(hit, "paws_qqp"), list(spec("paraphrase").labels))
+    else:
+        missing["paws_qqp"] = f"{path} not found ({SOURCES['PAWS-qqp']})"
+        notes.append(f"PAWS-qqp skipped: {missing['paws_qqp']}")
+
+
+def load_factcheck(root: Path, ood_train: bool = False, train_size: int | None = None) -> TaskData:
+    """FEVER and FEVER-Symmetric v1/v2, all from files (`root` = <data.path>/factcheck)."""
+    train = read_fever(required(root / "fever.train.jsonl", "FEVER"), "train")
+    dev = read_fever(required(root / "fever.dev.jsonl", "FEVER"), "dev")
+    ood = {name: read_symmetric(required(root / file, "FEVER-Symmetric"), name) for name, file in
+           (("symmetric_v1", "symmetric_v0.1_fever_symmetric_generated.jsonl"),
+            ("symmetric_v2", "symmetric_v0.2_fever_symmetric_test.jsonl"))}
+    extra = []
+    if ood_train:  # section 4.5 / appendix B.3.3: Symmetric v2 dev copied 10 times
+        sym = read_symmetric(required(root / "symmetric_v0.2_fever_symmetric_dev.jsonl", "FEVER-Symmetric"),
+                             "symmetric_v2_dev")
+        extra = [Split("symmetric_v2_dev_x10", sym.text_a * 10, sym.text_b * 10, list(sym.labels) * 10,
+                       list(spec("factcheck").labels))]
+    return task_data("factcheck", mix(train, extra, train_size), dev, ood, f"local files in {root}")
+
+
+def task_data(task: str, train: Split, dev: Split, ood: dict[str, Split], source: str,
+              notes: list[str] = (), missing: dict[str, str] | None = None) -> TaskData:
+    """TaskData whose description names the source and every note (skipped rows or sets)."""
+    all_notes = [n for s in (train, dev, *ood.values()) for n in s.notes] + list(notes)
+    return TaskData(task, list(spec(task).labels), spec(task).metric, train, dev, ood,
+                    description="; ".join([source, *all_notes]), ood_metric=spec(task).ood_metric,
+                    ood_missing=dict(missing or {}))
+
+
+def load_local(task: str, folder: str | Path | None, ood_train: bool = False,
+               train_size: int | None = None) -> TaskData:
+    """Every split of `task` from the files under `folder` (layout at the top of this module)."""
+    root = data_folder(folder) / spec(task).name
+    labels = list(spec(task).labels)
+    notes: list[str] = []
+    missing: dict[str, str] = {}
+    if task == "factcheck":
+        return load_factcheck(root, ood_train, train_size)
+    if task == "nli":
+        train = read_mnli(required(root / "train.tsv", "MNLI"), "train")
+        dev = read_mnli(required(root / "dev_matched.tsv", "MNLI"), "dev")
+        ood = {"hans": hans(root)}
+        extra = lambda: [hans_train(root)]  # noqa: E731
+    else:
+        train = _relabel(read_qqp(required(root / "train.tsv", "QQP"), "train"), labels)
+        dev = _relabel(read_qqp(required(root / "dev.tsv", "QQP"), "dev"), labels)
+        ood: dict[str, Split] = {}
+        add_paws_qqp(ood, root, notes, missing)
+        ood["paws_wiki"] = _paws_wiki(root, "test.tsv", "paws_wiki")
+        extra = lambda: [paws_qqp_train(root), _paws_wiki(root, "train.tsv", "paws_train")]  # noqa: E731
+    train = mix(train, extra() if ood_train else [], train_size)
+    return task_data(task, train, dev, ood, f"local files in {root}", notes, missing)

@@ -1,0 +1,45 @@
+"""What a run trains and how it prunes, one module per method (the open_lth layout):
+
+  finetune     all weights, or those of a fixed subnetwork (mask_from)    finetune.py
+  mask         only the mask scores; every weight frozen (algorithm 2)    mask_training.py
+  imp, imp-rw  weights, magnitude-pruned every delta_t (algorithm 1)      imp.py
+  omp, random  a one-shot mask, no training                               oneshot.py
+  head         only a model's head, the backbone frozen (the toy's MLM head) head.py
+
+The one training loop (fit.py) calls the hooks of `Method` (base.py); a new method is one
+module defining a subclass plus one entry in METHODS.
+"""
+
+from __future__ import annotations
+
+from .base import Method
+from .finetune import Finetune
+from .head import Head
+from .imp import IMP
+from .mask_training import MaskTraining
+from .oneshot import OneShot
+
+METHODS: dict[str, type[Method]] = {
+    "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMP, "omp": OneShot, "random": OneShot,
+    "head": Head,
+}
+
+
+def get(name: str) -> type[Method]:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; accepted: {', '.join(METHODS)}") from None
+
+
+def schedule(config, train_rows: int):
+    """The run's schedule (its method's)."""
+    return get(config.method).schedule(config, train_rows)
+
+
+def create(config, train_rows: int) -> Method:
+    cls = get(config.method)
+    return cls(config, cls.schedule(config, train_rows))
+
+
+__all__ = ["METHODS", "Method", "create", "get", "schedule"]

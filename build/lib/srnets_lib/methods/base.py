@@ -1,0 +1,72 @@
+"""The method protocol: what a run trains and how it prunes, declared to the one training loop.
+
+A method is one module with a `Method` subclass and one entry in methods/__init__.py. It
+declares (it never reads the loop's internals): its schedule (a pure function of the config and
+the training-set size), which linear layers carry masks, what trains (without side effects),
+and what it does to the model before or after a step (IMP prunes, mask training resets its
+thresholds). Masks, scores and thresholds live in the model (pruning.MaskedLinear), so saving
+and resuming a run needs no method-specific code.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar
+
+import torch
+
+from ..schedule import Schedule
+
+
+class Method:
+    prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
+    gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
+
+    def __init__(self, config, schedule: Schedule):
+        self.config, self.schedule = config, schedule
+
+    # --- declarations (class level: plan and config validation read them) --------------------
+    @classmethod
+    def validate(cls, config) -> None:
+        """Raise ValueError naming the field when `config` is not a valid run of this method."""
+        if cls.prunes and config.sparsity <= 0:
+            raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
+        if not cls.gradual and (config.schedule != "fixed" or config.sparsity_init is not None):
+            raise ValueError(f"schedule={config.schedule} and sparsity_init are for gradual mask training "
+                             f"(section 5.2), not method={config.method}")
+
+    @classmethod
+    def schedule(cls, config, train_rows: int) -> Schedule:
+        raise NotImplementedError
+
+    @classmethod
+    def describe(cls, config) -> str:
+        """The run's sparsity as `plan` prints it."""
+        return f"{config.sparsity:g}" if cls.prunes else "-"
+
+    def masked_layers(self) -> Callable[[str], bool] | None:
+        """Predicate on module names: which nn.Linear layers become MaskedLinear; None: none."""
+        return None
+
+    def trainable(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """The parameters the optimiser updates, in a fixed order (no side effects: the loop
+        freezes everything else)."""
+        raise NotImplementedError
+
+    # --- actions ------------------------------------------------------------------------------
+    def prepare(self, model: torch.nn.Module) -> None:
+        """Once, before training: initial masks or mask scores."""
+
+    def before_step(self, model: torch.nn.Module, step: int) -> None:
+        """Before optimisation step `step` (0-based)."""
+
+    def after_step(self, model: torch.nn.Module, done: int) -> None:
+        """After `done` steps, before an evaluation there."""
+
+    # --- resume -------------------------------------------------------------------------------
+    def state(self) -> dict:
+        """What a resumed run needs beyond the model (masks, scores and thresholds are in it)."""
+        return {}
+
+    def load_state(self, state: dict) -> None:
+        pass
+

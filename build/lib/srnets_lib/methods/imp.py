@@ -1,0 +1,82 @@
+"""Iterative magnitude pruning (section 3.2.1, algorithm 1) as the authors' IMP trainer runs it
+(trainer_imp.py of llyx97/sparse-and-robust-PLM): the weights train; at step 0 and then every
+S = int(imp_delta_t * t_max) steps each prunable matrix loses another imp_delta_s of its
+original count by magnitude (local pruning; encoder matrices and pooler, not the classifier).
+At every pruning the optimiser and its linear lr schedule over t_max restart (no warm-up), so
+the lr saws between lr and 0.9 lr. One run yields every level: the model at the end of each
+interval, evaluated there without checkpoint selection, is that level's subnetwork. Training
+stops at the end of the last level's interval.
+
+With `imp_rewind` (IMP on the MLM objective, TAMT section 4.1) the backbone, not the heads, is
+rewound to its initial weights after every pruning, and the optimiser restarts.
+
+Each level's mask is kept (mask_s<level>.npz). `imp-rw` (lottery tickets, section 4.3) is the same
+run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt in isolation. (The
+authors' rewinding during pruning aliases the live weights and has no effect; their retraining
+reloads theta_pt, as `mask_from` does here.)
+
+Deviation from the stored trainer, which calls the model without the debiasing loss (so its
+"poe" IMP runs train with cross-entropy): the loss here is the run's loss, as the paper's
+section 4.2 describes and its figures (imp std and imp poe differ) imply.
+"""
+
+from __future__ import annotations
+
+from .. import models, pruning, schedule
+from .base import Method
+from .finetune import Finetune
+
+
+def level(k: int, delta_s: float) -> float:
+    """The k-th level's sparsity, k * delta_s."""
+    return round(k * delta_s, 6)
+
+
+class IMP(Method):
+    prunes = True
+
+    @classmethod
+    def validate(cls, config) -> None:
+        super().validate(config)
+        if config.max_steps is not None:
+            raise ValueError("IMP stops after its last level: max_steps does not apply")
+        count = config.sparsity / config.imp_delta_s
+        if abs(count - round(count)) > 1e-6:
+            raise ValueError(f"IMP prunes in steps of imp_delta_s={config.imp_delta_s}: "
+                             f"sparsity {config.sparsity} is not a multiple (algorithm 1)")
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        """Prune to level k+1 at the start of step k S (k = 0..N-1); level k is the model after
+        k S steps; N = target / delta_s levels; the run stops at N S."""
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        interval = config.imp_interval or max(1, int(config.imp_delta_t * t_max + 1e-9))
+        count = round(config.sparsity / config.imp_delta_s)
+        steps = count * interval
+        levels = {k * interval: level(k, config.imp_delta_s) for k in range(1, count + 1)}
+        evaluations = schedule.every(config.eval_interval, steps, levels)
+        return schedule.Schedule(
+            per_epoch, t_max, steps, evaluations, frozenset({steps}),  # no selection: the last level
+            restarts=tuple(k * interval for k in range(count)),
+            sparsity_steps={k * interval: level(k + 1, config.imp_delta_s) for k in range(count)},
+            levels=levels, pick_level=config.method == "imp-rw")
+
+    def masked_layers(self):
+        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
+
+    def trainable(self, model):
+        return Finetune.trainable(self, model)
+
+    def prepare(self, model):
+        """With imp_rewind, remember the backbone's initial weights theta_0 (not its heads)."""
+        self.initial = ({n: p.detach().clone() for n, p in models.backbone_parameters(model).items()}
+                        if self.config.imp_rewind else {})
+
+    def before_step(self, model, step):
+        sparsity = self.schedule.sparsity_steps.get(step)
+        if sparsity is None:
+            return
+        for module in pruning.masked_modules(model).values():
+            pruning.magnitude_prune(module, sparsity)  # by the trained weights' magnitudes
+        if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
+            models.copy_into(model, self.initial)

@@ -1,0 +1,61 @@
+"""Mask training (section 3.2.2, algorithm 2): every weight and the classifier frozen, only
+the real-valued mask scores m_hat train through the straight-through estimator. Every
+threshold-update interval (= eval_interval, appendix B.3.3) each matrix's threshold is reset
+to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import models, pruning, schedule
+from ..pruning import schedules
+from .base import Method
+
+
+class MaskTraining(Method):
+    prunes = True
+
+    gradual = True
+
+    @classmethod
+    def validate(cls, config) -> None:
+        super().validate(config)
+        if (config.schedule == "cubic") != (config.sparsity_init is not None):
+            raise ValueError("schedule=cubic goes with sparsity_init, the sparsity it starts from (section 5.2)")
+        if config.sparsity_init is not None and config.sparsity_init > config.sparsity:
+            raise ValueError("sparsity_init must not exceed sparsity")
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        steps = schedule.capped(config, t_max)
+        evaluations = schedule.every(config.eval_interval, steps)
+        resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
+        return schedule.Schedule(per_epoch, t_max, steps, evaluations,
+                                 schedule.selectable(config, evaluations, t_max, resets), sparsity_steps=resets)
+
+    @classmethod
+    def describe(cls, config) -> str:
+        x = f"{config.sparsity_init:g}->{config.sparsity:g}" if config.sparsity_init is not None else f"{config.sparsity:g}"
+        return x + (" soft" if config.mask_init == "soft" else "")
+
+    def masked_layers(self):
+        return models.masked_layers(models.is_mask_trained, self.config.mask_embeddings)
+
+    def prepare(self, model):
+        cfg = self.config
+        generator = torch.Generator().manual_seed(cfg.seed)  # mask_init=random: a seeded random mask
+        for module in pruning.masked_modules(model).values():
+            module.start_mask_training(cfg.mask_init, self.schedule.sparsity_steps[0], cfg.phi, cfg.alpha,
+                                       cfg.threshold_ties, generator)
+
+    def trainable(self, model):
+        # weights and classifier frozen (the authors' convention): the scores train, and on unlabelled
+        # text the MLM head's transform and bias (TAMT: train_mlm.py of llyx97/TAMT)
+        return [m.mask_scores for m in pruning.masked_modules(model).values()] + models.trainable_head(model)
+
+    def after_step(self, model, done):
+        sparsity = self.schedule.sparsity_steps.get(done)
+        if sparsity is not None:  # algorithm 2, line 15
+            for module in pruning.masked_modules(model).values():
+                module.reset_threshold(sparsity, self.config.threshold_ties)

@@ -1,0 +1,33 @@
+"""One-shot masks, no training: OMP (the TAMT paper's one-shot magnitude pruning, also the
+hard-init mask of mask training) and the random baseline. Evaluated once."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import models, pruning, schedule
+from .base import Method
+
+
+class OneShot(Method):
+    prunes = True
+
+    @classmethod
+    def schedule(cls, config, train_rows):
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        return schedule.Schedule(per_epoch, t_max, 0, (0,), frozenset({0}), restarts=(),
+                                 sparsity_steps={0: config.sparsity})
+
+    def masked_layers(self):
+        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
+
+    def prepare(self, model):
+        generator = torch.Generator().manual_seed(self.config.seed)
+        for module in pruning.masked_modules(model).values():
+            if self.config.method == "omp":
+                pruning.magnitude_prune(module, self.config.sparsity)
+            else:
+                pruning.random_prune(module, self.config.sparsity, generator)
+
+    def trainable(self, model):
+        return []

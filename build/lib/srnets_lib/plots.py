@@ -1,0 +1,140 @@
+"""Paper-style figures (metric vs sparsity, mean +- std band over seeds, full-model reference
+lines) and tables (mean +- std) from a sections.gather.frame DataFrame."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1", "f1": "F1 (duplicate)"}
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    return ["id"] + sorted(c for c in df.columns if c.startswith("ood:"))
+
+
+def _palette(series: list[str]) -> dict:
+    colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
+    return {name: colours[i % len(colours)] for i, name in enumerate(series)}
+
+
+def id_label(df: pd.DataFrame) -> str:
+    """What the frame's ID scores were measured on: "ID test" (synthetic data's test split, never
+    read by selection) or "ID dev" (real data, the authors' protocol: selected and reported on dev)."""
+    splits = set(df["id_split"].dropna()) if "id_split" in df else {"dev"}
+    return "ID test" if splits == {"test"} else "ID dev" if splits <= {"dev"} else "ID (test or dev)"
+
+
+def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
+    """One row per task, one column per metric (the ID score, then each OOD set)."""
+    tasks = list(dict.fromkeys(df["task"]))
+    columns = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
+                  for t in tasks)
+    fig, axes = plt.subplots(len(tasks), columns, figsize=(4.2 * columns, 3.3 * len(tasks)), squeeze=False)
+    palette = _palette(list(dict.fromkeys(df["series"])))
+    for row, task in enumerate(tasks):
+        sub = df[df.task == task]
+        cols = [c for c in metric_columns(sub) if sub[c].notna().any()]
+        for col, metric in enumerate(cols):
+            ax = axes[row][col]
+            curves = sub[~sub.reference]
+            if not curves.empty:
+                sns.lineplot(data=curves, x="x", y=metric, hue="series", palette=palette, marker="o",
+                             errorbar="sd", ax=ax, legend=(row == 0 and col == 0))
+            for name, ref in sub[sub.reference].groupby("series"):
+                mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
+                ax.axhline(mean, ls="--", color=palette[name], label=name)
+                ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
+            name = id_label(sub) if metric == "id" else metric[4:]
+            ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
+            ax.set_xlabel(xlabel)
+            kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
+            ax.set_ylabel(METRIC_LABEL.get(kind, "metric"))
+        for col in range(len(cols), columns):
+            axes[row][col].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if axes[0][0].get_legend():
+        axes[0][0].get_legend().remove()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8,
+               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 4)))
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool = True):
+    """Training curves (metrics.jsonl rows), one panel per metric, mean +- std over seeds."""
+    metrics = [c for c in ["dev"] + sorted(set(df.columns) - {"dev", "step", "epoch", "sparsity", "loss",
+                                                                  "series", "task", "seed", "x"}) if c in df]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax)
+        ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
+                     fontsize=10)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
+    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
+    seed) of the ID score and of each OOD set, the sets as rows of their own ("OOD set"), so no
+    column is empty for a task without that set; rows without any OOD score keep "–"."""
+    sets = [c for c in df.columns if c.startswith("ood:") and df[c].notna().any()]
+    keys = list(index)
+    if sets:
+        rest = [c for c in df.columns if c not in sets]
+        long = df.melt(id_vars=rest, value_vars=sets, var_name="OOD set", value_name="OOD").dropna(subset=["OOD"])
+        long["OOD set"] = long["OOD set"].str[len("ood:"):]
+        none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
+        df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
+    grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
+    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100, grouped.size()
+    out = pd.DataFrame({(id_label(df) if c == "id" else c): [
+        "–" if pd.isna(m) else f"{m:.1f}" if n == 1 else f"{m:.1f} ± {s:.1f}"  # no spread from one seed
+        for m, s, n in zip(mean[c], std[c], seeds)] for c in mean.columns}, index=mean.index)
+    out["seeds"] = seeds
+    return out
+
+
+def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
+    """A table shown whole (pandas' display cuts the middle of one over 60 rows): one longer than
+    `longer_than` rows inside a collapsed <details> block that says what it holds."""
+    if not isinstance(df, pd.DataFrame) or len(df) <= longer_than:
+        return df
+    from IPython.display import HTML
+
+    return HTML(f"<details><summary>{what}: {len(df)} rows (click to open)</summary>{df.to_html()}</details>")
+
+
+def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
+    """Accuracy per subset of each task's OOD set (gather.subsets rows), one panel per task: the
+    subsets of its subset column (HANS's heuristics, the synthetic members) or else its labels,
+    grouped by label; mean ± sd over seeds."""
+    ood = df[~df.split.isin(["dev", "test"])]
+    tasks = list(dict.fromkeys(ood.task))
+    # one task's panel as wide as the legend below it
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(max(9.0, 5.2 * len(tasks)), 4.4), squeeze=False)
+    series = list(dict.fromkeys(ood.series))
+    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    for ax, task in zip(axes[0], tasks):
+        rows = ood[ood.task == task]
+        kind = next((k for k in dict.fromkeys(rows.subset) if k != "label"), "label")
+        shown = rows[rows.subset == kind].assign(accuracy=lambda d: d.accuracy * 100)
+        order = list(shown.sort_values(["label", "value"]).value.drop_duplicates())  # grouped by label
+        sns.barplot(data=shown, x="value", y="accuracy", hue="series", order=order, hue_order=series,
+                    palette=palette, errorbar="sd", ax=ax, legend=False)
+        ax.set_title(f"{task}: {rows.split.iloc[0]} per {kind}" + (" (synthetic)" if synthetic else ""), fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 105)
+        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        for tick in ax.get_xticklabels():
+            tick.set_horizontalalignment("right")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
+    columns = min(3, len(series))
+    fig.legend(handles, series, loc="lower center", ncol=columns, fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.045 * -(-len(series) // columns), 1, 1))  # the legend's rows below the panels
+    return fig

@@ -1,0 +1,122 @@
+"""Move the runs of a store computed by algorithm version 3 to version 4's keys, so that a
+paper-scale store (tens of GB, hundreds of GPU-hours) is not orphaned by the change of key.
+
+Version 4 computes exactly what version 3 did; it only keys runs by their scientific settings:
+the evaluation batch size, `eval_ood` and `keep_steps` left the run config (request.Request).
+A finished version-3 run is moved when its directory name is the version-3 key of its
+config.yaml (so its settings are the ones it was computed with); its final.json becomes a
+RunResult recording what it left behind, with the fingerprint of the data as it reads now.
+Runs that differed only by those settings now share a key: the one that left more behind is
+kept, the other moved under _superseded/. Unfinished runs are left where they are.
+
+    python -m srnets_lib rekey [--runs DIR] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from . import paths
+from .config import RunConfig, describe
+from .data import current_fingerprints
+from .result import RunResult
+from .runs import atomic_write
+
+# fields of a version-3 run config that version 4 moved out of the key, with their defaults then
+MOVED = {"eval_batch_size": 256, "eval_ood": "every", "keep_steps": []}
+DEPENDENCIES = ("init_from", "mask_from", "teacher")
+
+
+def scientific(raw: dict) -> dict:
+    """A version-3 config (config.yaml) without the fields that left the key, at every depth."""
+    return {k: scientific(v) if k in DEPENDENCIES and v else v for k, v in raw.items() if k not in MOVED}
+
+
+def _v3_fields(raw: dict, config: RunConfig) -> dict:
+    """What version 3 hashed: the non-default fields, the moved ones included, at every depth."""
+    fields = config.model_dump(mode="json", exclude_defaults=True)
+    for name, default in MOVED.items():
+        if raw.get(name, default) != default:
+            fields[name] = raw[name]
+    for name in DEPENDENCIES:
+        if raw.get(name):
+            fields[name] = _v3_fields(raw[name], getattr(config, name))
+    return fields
+
+
+def v3_key(raw: dict) -> str:
+    """The key version 3 gave the run whose resolved config is `raw`."""
+    config = RunConfig.model_validate(scientific(raw))
+    blob = json.dumps({"v": 3, "config": _v3_fields(raw, config)}, sort_keys=True)
+    return f"{config.task}-{config.method}-{config.loss}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+def converted(folder: Path, raw: dict, config: RunConfig) -> RunResult:
+    """The run's version-3 final.json as a RunResult recording what the folder holds."""
+    final = json.loads((folder / paths.FINAL).read_text())
+    kept = [s for s in raw.get("keep_steps", []) if (folder / paths.step_weights(s)).is_file()]
+    return RunResult.model_validate({
+        **final, "key": config.key(), "data_fingerprint": current_fingerprints(config.task, config.data),
+        "ood_every": raw.get("eval_ood", "every") == "every", "kept_steps": kept,
+        "weights": (folder / paths.WEIGHTS).is_file()})
+
+
+def _coverage(result: RunResult) -> tuple:
+    return result.ood_every, result.weights, len(result.kept_steps)
+
+
+def rekey(root: Path, dry_run: bool = False) -> dict[str, int]:
+    """Move every finished version-3 run of `root` to its version-4 key; counts by outcome."""
+    counts, placed = {"moved": 0, "superseded": 0, "skipped": 0, "unfinished": 0}, {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
+        if not (folder / paths.CONFIG).is_file() or not (folder / paths.FINAL).is_file():
+            counts["unfinished"] += 1
+            continue
+        raw = yaml.safe_load((folder / paths.CONFIG).read_text())
+        try:
+            same = v3_key(raw) == folder.name
+        except ValueError:
+            same = False
+        if not same:  # a version-4 run, or not computed with these settings
+            counts["skipped"] += 1
+            continue
+        config = RunConfig.model_validate(scientific(raw))
+        result, target = converted(folder, raw, config), root / config.key()
+        previous = placed.get(target.name) or (
+            RunResult.model_validate_json((target / paths.FINAL).read_text()) if target.exists() else None)
+        keep = previous is None or _coverage(result) > _coverage(previous)
+        counts["superseded"] += previous is not None  # this run, or the one it displaces
+        counts["moved"] += keep and target.name not in placed
+        if keep:
+            placed[target.name] = result
+        print(f"{folder.name} -> {target.name}" + ("" if keep else " (superseded: another run left more)"))
+        if not dry_run:
+            _move(folder, target, result, config, keep)
+    return counts
+
+
+def _move(folder: Path, target: Path, result: RunResult, config: RunConfig, keep: bool) -> None:
+    aside = folder.parent / "_superseded"
+    if not keep or target.exists():
+        aside.mkdir(exist_ok=True)
+    if not keep:
+        folder.rename(aside / folder.name)
+        return
+    atomic_write(folder / paths.CONFIG, yaml.safe_dump(describe(config), sort_keys=True))
+    atomic_write(folder / paths.FINAL, result.model_dump_json(indent=2))
+    if target.exists():
+        shutil.move(str(target), str(aside / target.name))
+    folder.rename(target)
+
+
+def main(args) -> int:
+    root = Path(args.runs) if args.runs else paths.runs_root()
+    counts = rekey(root, args.dry_run)
+    print("rekey: " + ", ".join(f"{n} {what}" for what, n in counts.items())
+          + (" (dry run: nothing moved)" if args.dry_run else ""))
+    return 0
