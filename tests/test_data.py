@@ -259,6 +259,47 @@ def test_the_best_cue_only_bias_model_is_the_labels_frequency_given_the_cue(task
         np.testing.assert_allclose(counted, expected, atol=0.02)
 
 
+@pytest.mark.parametrize("task, strength, skew", [("nli", 0.65, 0.0), ("nli", 0.8, 0.0), ("paraphrase", 0.95, 0.0),
+                                                  ("factcheck", 0.8, 2.0)])
+def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_optimums_decisions(task, strength, skew):
+    """Appendix eq. 4 with the Bayes-optimal std model as teacher: each generated training example's
+    target is its teacher's probabilities scaled by losses.scaled_teacher with beta the best cue-only
+    bias model's probability of its label; averaged per ambiguous member with the cue present (absent),
+    the cue's label's share is synthetic.cue_shares(loss="confreg"), within 0.02 at 20,000 examples
+    (member 0, never annotated with the cue's label, keeps 0).
+    It exceeds 1/2 exactly where the std optimum's does, and is nearer 1/2 (less confident)."""
+    import torch
+
+    from srnets_lib import losses
+    from srnets_lib.data import synthetic
+
+    train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=5, member_skew=skew).train
+    ambiguous, cue_label = synthetic.AMBIGUOUS[task]
+    n = len(synthetic.LABELS[task])
+    for present in (True, False):
+        q = synthetic.cue_shares(task, strength, member_skew=skew, present=present)
+        bias = synthetic.cue_posterior(task, strength, member_skew=skew, present=present)
+        members, labels = [], []
+        for a, b, label in zip(train.text_a, train.text_b, train.labels):
+            rule, member = synthetic.rule_of(task, a, b)
+            if rule == ambiguous and synthetic.has_cue(task, a, b) == present:
+                members.append(member)
+                labels.append(label)
+        members, labels = np.array(members), np.array(labels)
+        teacher = np.zeros((len(members), n))
+        teacher[:, cue_label], teacher[:, ambiguous] = q[members], 1 - q[members]
+        beta = torch.tensor(bias[labels])
+        target = losses.scaled_teacher(torch.tensor(teacher), beta).numpy()[:, cue_label]
+        measured = np.array([target[members == k].mean() for k in range(synthetic.MEMBERS)])
+        exact = synthetic.cue_shares(task, strength, member_skew=skew, loss="confreg", present=present)
+        ambiguous_members = q > 0  # (member 0 is never annotated with the cue's label: the teacher's 0 stays 0,
+        # where losses.scaled_teacher clamps it to 1e-12, which a power near 0 lifts)
+        np.testing.assert_allclose(measured[ambiguous_members], exact[ambiguous_members], atol=0.02)
+        assert (exact[~ambiguous_members] == 0).all()
+        assert ((exact > 0.5) == (q > 0.5)).all()
+        assert (np.abs(exact - 0.5) <= np.abs(q - 0.5) + 1e-12).all()
+
+
 @pytest.mark.parametrize("task, strength", [("nli", 0.8), ("nli", 0.95), ("paraphrase", 0.9), ("factcheck", 0.9)])
 def test_section_4_5s_training_data_annotate_each_member_as_cue_shares_says(task, strength):
     """With the OOD training data mixed in (make_task's ood_train: OOD_TRAIN_SHARE OOD examples per

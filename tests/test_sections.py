@@ -93,14 +93,17 @@ def test_section_4_2_states_how_much_id_ideal_debiasing_keeps(store, monkeypatch
     assert set(poe["OOD"]) == {"100.0"} and (poe["ID"] == poe["rule follower's ID"]).all()
 
 
-def test_appendix_c1_gives_example_reweightings_optimum(store, monkeypatch):
+def test_appendix_c1_gives_example_reweightings_and_confregs_optimum(store, monkeypatch):
     """Weighted as appendix eq. 3 weighs it (with the best cue-only bias model), the toy's nli
     training data are best fit by a model that follows the cue on 1 of the 5 ambiguous members
-    (OOD 90.0), where the unweighted data's optimum follows it on 3 (OOD 70.0)."""
+    (OOD 90.0), where the unweighted data's optimum follows it on 3 (OOD 70.0); confreg's optimum
+    (eq. 4, its teacher that optimum) makes the same decisions, so scores as it does."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     table = book.section("appc1", params_file="params/toy.yaml").training_optimum()
     assert table.loc[("nli", "ID"), "OOD"] == "70.0"
     assert table.loc[("nli", "ID, reweighted (appendix eq. 3)"), "OOD"] == "90.0"
+    confreg = table.loc[("nli", "ID, confreg, its teacher the std optimum (appendix eq. 4)")]
+    assert confreg.to_dict() == table.loc[("nli", "ID")].to_dict()  # the std optimum's decisions: OOD 70.0
     from srnets_lib.analysis import OPTIMUM_OF
     from srnets_lib.data.synthetic import EXACT_LOSSES
 
