@@ -49,11 +49,12 @@ OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", 
 def training_optimum(page) -> pd.DataFrame | None:
     """Synthetic data only: per task and training distribution of the page's points (the ID data;
     with section 4.5's OOD training data mixed in) and loss (std; example reweighting; PoE, whose
-    main model is what remains; confreg, its teacher the std optimum), exactly (synthetic.design_criteria): the best model of the data as
-    the loss sees them (on how many of the ambiguous class's members it follows the cue, its OOD and
-    ID accuracy), and the ID accuracy of the rule follower (ideal debiasing: 100% OOD), also as a
-    share of the first's. A model scores above the first on the OOD set only by fitting its data
-    less well; a fully debiased one keeps at most that share of the first's ID."""
+    main model is what remains; confreg, its teacher the std optimum), exactly
+    (synthetic.design_criteria): the best model of the data as the loss sees them (on how many of
+    the ambiguous class's members it follows the cue, its OOD and ID accuracy), and the ID accuracy
+    of the rule follower (ideal debiasing: 100% OOD), also as a share of the first's. A model scores
+    above the first on the OOD set only by fitting its data less well; a fully debiased one keeps at
+    most that share of the first's ID."""
     from .data import synthetic
 
     rows = {}

@@ -292,8 +292,9 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
         target = losses.scaled_teacher(torch.tensor(teacher), beta).numpy()[:, cue_label]
         measured = np.array([target[members == k].mean() for k in range(synthetic.MEMBERS)])
         exact = synthetic.cue_shares(task, strength, member_skew=skew, loss="confreg", present=present)
-        ambiguous_members = q > 0  # (member 0 is never annotated with the cue's label: the teacher's 0 stays 0,
-        # where losses.scaled_teacher clamps it to 1e-12, which a power near 0 lifts)
+        # member 0 is never annotated with the cue's label: the exact teacher's 0 stays 0, where
+        # losses.scaled_teacher clamps it to 1e-12, which a power near 0 lifts
+        ambiguous_members = q > 0
         np.testing.assert_allclose(measured[ambiguous_members], exact[ambiguous_members], atol=0.02)
         assert (exact[~ambiguous_members] == 0).all()
         assert ((exact > 0.5) == (q > 0.5)).all()
