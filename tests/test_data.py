@@ -276,16 +276,13 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
     train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=5, member_skew=skew).train
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]
     n = len(synthetic.LABELS[task])
+    read = [(*synthetic.rule_of(task, a, b), synthetic.has_cue(task, a, b)) for a, b in zip(train.text_a, train.text_b)]
+    rules, all_members, cues = (np.array(column) for column in zip(*read))
     for present in (True, False):
         q = synthetic.cue_shares(task, strength, member_skew=skew, present=present)
         bias = synthetic.cue_posterior(task, strength, member_skew=skew, present=present)
-        members, labels = [], []
-        for a, b, label in zip(train.text_a, train.text_b, train.labels):
-            rule, member = synthetic.rule_of(task, a, b)
-            if rule == ambiguous and synthetic.has_cue(task, a, b) == present:
-                members.append(member)
-                labels.append(label)
-        members, labels = np.array(members), np.array(labels)
+        chosen = (rules == ambiguous) & (cues == present)
+        members, labels = all_members[chosen], train.labels[chosen]
         teacher = np.zeros((len(members), n))
         teacher[:, cue_label], teacher[:, ambiguous] = q[members], 1 - q[members]
         beta = torch.tensor(bias[labels])
