@@ -91,3 +91,26 @@ def test_the_browser_check_installs_nothing_and_says_how_to_get_a_browser(tmp_pa
     err = capsys.readouterr().err
     assert err.startswith("browser_check: skipped: no chromium and chromedriver on this machine")
     assert "apt-get install chromium chromium-driver (or: make browser)" in err and len(err.splitlines()) == 1
+
+
+def test_the_installer_hands_uv_pips_index_settings():
+    """uv does not read pip's configuration: tools/install.py passes what `pip config list`
+    prints (a local wheel folder, extra indexes, constraint files) as uv's options, each value
+    once; other settings (certificates, timeouts) are not index settings."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("install", "tools/install.py")
+    install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(install)
+    printed = ("global.cert='/etc/ssl/certs/ca.crt'\n"
+               ":env:.find-links='/opt/wheels'\n"
+               ":env:.index-url='https://mirror/simple'\n"
+               "global.index-url='https://pypi.org/simple'\n"
+               "global.extra-index-url='file:///a/simple file:///b/simple'\n"
+               "global.find-links='/opt/wheels'\n"
+               "site.constraint='/etc/pip/caps.txt'\n")
+    assert install.uv_options(printed) == [
+        "--find-links", "/opt/wheels", "--index-url", "https://mirror/simple",
+        "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple",
+        "--constraint", "/etc/pip/caps.txt"]
+    assert install.uv_options("") == []
