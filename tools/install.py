@@ -1,10 +1,10 @@
 """Install the project and its pinned dependencies into the virtual environment that runs this.
 
 `make` calls it once, when it creates .venv: `.venv/bin/python tools/install.py`. It installs with
-uv where uv installs and resolves (about 10 s on 2 cores), else with pip (about 1.5 minutes: pip
-unpacks torch's files one by one, then compiles every module to bytecode). Both take the same
-constraints.txt, so both give the same versions. uv does not read pip's configuration, so it is
-handed pip's own index settings (`pip config list`: find-links, index URLs, constraint files):
+uv where uv installs and resolves (about 30 s on 2 cores), else with pip (about 1.5 minutes). Both
+take the same constraints.txt, so both give the same versions, and both compile every module to
+bytecode as they install. uv does not read pip's configuration, so it is handed pip's own index
+settings (`pip config list`: find-links, index URLs, constraint files):
 a machine whose pip finds a local CPU wheel of torch gets it from uv too.
 """
 
@@ -48,9 +48,12 @@ def with_uv() -> bool:
     config = pip("config", "list").stdout
     uv = Path(sys.executable).parent / "uv"
     # unsafe-best-match: every index's versions compete, as in pip (uv's default takes a package from
-    # the first index that has it)
+    # the first index that has it). --compile-bytecode: as pip, compile every module now (about 20 s);
+    # where PYTHONDONTWRITEBYTECODE is set, as on the workplace's machines, a module not compiled at
+    # install is compiled again by every process that imports it (2.5 s more for each notebook's
+    # kernel and each sweep worker)
     command = [str(uv), "pip", "install", "-q", "--python", sys.executable, "--index-strategy", "unsafe-best-match",
-               *uv_options(config), *WHAT]
+               "--compile-bytecode", *uv_options(config), *WHAT]
     return subprocess.run(command).returncode == 0
 
 
