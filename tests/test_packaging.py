@@ -114,3 +114,28 @@ def test_the_installer_hands_uv_pips_index_settings():
         "--extra-index-url", "file:///a/simple", "--extra-index-url", "file:///b/simple",
         "--constraint", "/etc/pip/caps.txt"]
     assert install.uv_options("") == []
+
+
+@pytest.mark.parametrize("failing", ["uv's wheel", "uv's install"])
+def test_the_installer_falls_back_to_pip_when_uv_fails(monkeypatch, failing):
+    """A machine where uv cannot install (no wheel for it, an index it cannot read) still gets
+    the environment: pip installs the same requirements with the same constraints."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.spec_from_file_location("install", "tools/install.py")
+    install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(install)
+    calls = []
+
+    def run(command, **kwargs):
+        calls.append(command)
+        is_uv = command[0].endswith("/uv")
+        failed = command[-1] == "uv" if failing == "uv's wheel" else is_uv
+        return subprocess.CompletedProcess(command, 1 if failed else 0, stdout="", stderr="")
+
+    monkeypatch.setattr(install.subprocess, "run", run)
+    assert install.main() == 0
+    assert calls[-1][1:] == ["-m", "pip", "install", "-q", "-c", "constraints.txt", "-e", ".[test,ray]"]
+    assert not calls[-1][0].endswith("/uv")
+    assert len(calls) == (2 if failing == "uv's wheel" else 4)  # + pip config list, uv pip install
