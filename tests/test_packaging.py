@@ -93,15 +93,21 @@ def test_the_browser_check_installs_nothing_and_says_how_to_get_a_browser(tmp_pa
     assert "apt-get install chromium chromium-driver (or: make browser)" in err and len(err.splitlines()) == 1
 
 
-def test_the_installer_hands_uv_pips_index_settings():
-    """uv does not read pip's configuration: tools/install.py passes what `pip config list`
-    prints (a local wheel folder, extra indexes, constraint files) as uv's options, each value
-    once; other settings (certificates, timeouts) are not index settings."""
+def _installer():
+    """tools/install.py, loaded as a module (it is a script, not part of the package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("install", "tools/install.py")
     install = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(install)
+    return install
+
+
+def test_the_installer_hands_uv_pips_index_settings():
+    """uv does not read pip's configuration: tools/install.py passes what `pip config list`
+    prints (a local wheel folder, extra indexes, constraint files) as uv's options, each value
+    once; other settings (certificates, timeouts) are not index settings."""
+    install = _installer()
     printed = ("global.cert='/etc/ssl/certs/ca.crt'\n"
                ":env:.find-links='/opt/wheels'\n"
                ":env:.index-url='https://mirror/simple'\n"
@@ -120,12 +126,9 @@ def test_the_installer_hands_uv_pips_index_settings():
 def test_the_installer_falls_back_to_pip_when_uv_fails(monkeypatch, failing):
     """A machine where uv cannot install (no wheel for it, an index it cannot read) still gets
     the environment: pip installs the same requirements with the same constraints."""
-    import importlib.util
     import subprocess
 
-    spec = importlib.util.spec_from_file_location("install", "tools/install.py")
-    install = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(install)
+    install = _installer()
     calls = []
 
     def run(command, **kwargs):
@@ -139,3 +142,20 @@ def test_the_installer_falls_back_to_pip_when_uv_fails(monkeypatch, failing):
     assert calls[-1][1:] == ["-m", "pip", "install", "-q", "-c", "constraints.txt", "-e", ".[test,ray]"]
     assert not calls[-1][0].endswith("/uv")
     assert len(calls) == (2 if failing == "uv's wheel" else 4)  # + pip config list, uv pip install
+
+
+def test_the_installer_uses_uv_alone_and_compiles_bytecode(monkeypatch):
+    """Where uv installs, pip installs nothing but uv itself, and uv compiles every module as pip
+    would: where PYTHONDONTWRITEBYTECODE is set a module left uncompiled is compiled again by
+    every process that imports it (each notebook kernel, each sweep worker)."""
+    import subprocess
+
+    install = _installer()
+    calls = []
+    monkeypatch.setattr(install.subprocess, "run",
+                        lambda command, **kw: calls.append(command) or subprocess.CompletedProcess(command, 0, "", ""))
+    assert install.main() == 0
+    uv = calls[-1]
+    assert uv[0].endswith("/uv") and uv[1:3] == ["pip", "install"] and "--compile-bytecode" in uv
+    assert uv[-4:] == ["-c", "constraints.txt", "-e", ".[test,ray]"]
+    assert [c for c in calls if "install" in c and not c[0].endswith("/uv") and c[-1] != "uv"] == []
