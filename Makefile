@@ -24,7 +24,7 @@ test: export HF_DATASETS_OFFLINE = 1
 
 .PHONY: book book-full robustness browser test bench clean-book
 
-# the pinned environment: with uv where it installs (about 30 s), else pip (about 1.5 minutes)
+# the pinned environment: with uv where it installs (under a minute), else pip (about 1.5 minutes)
 $(STAMP): pyproject.toml constraints.txt tools/install.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-WHAT = ["-c", "constraints.txt", "-e", ".[test,ray]"]
+CONSTRAINTS = ["-c", "constraints.txt"]
+WHAT = [*CONSTRAINTS, "-e", ".[test,ray]"]
 # pip's setting -> uv's option (`pip config list` prints `<where>.<setting>='<values>'`)
 OPTIONS = {"find-links": "--find-links", "extra-index-url": "--extra-index-url", "index-url": "--index-url",
            "constraint": "--constraint"}
@@ -37,15 +38,15 @@ def uv_options(pip_config: str) -> list[str]:
     return [part for pair in pairs for part in pair]
 
 
-def pip(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pip", *args], text=True, capture_output=args[0] == "config")
+def pip(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pip", *args], text=True, **kwargs)
 
 
 def with_uv() -> bool:
     """Install with uv (itself pinned in constraints.txt); False where that fails."""
-    if pip("install", "-q", "-c", "constraints.txt", "uv").returncode != 0:
+    if pip("install", "-q", *CONSTRAINTS, "uv").returncode != 0:
         return False
-    config = pip("config", "list").stdout
+    config = pip("config", "list", capture_output=True).stdout
     uv = Path(sys.executable).parent / "uv"
     # unsafe-best-match: every index's versions compete, as in pip (uv's default takes a package from
     # the first index that has it). --compile-bytecode: as pip, compile every module now (about 20 s);
