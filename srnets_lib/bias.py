@@ -179,16 +179,35 @@ class _NumbersOnly(pickle.Unpickler):
                                      "log-probabilities is accepted (nothing in it may run code)")
 
 
-def authors_predictions(task: str, train: Split, folder: str | Path | None) -> tuple[np.ndarray, np.ndarray]:
-    """(probabilities in our label order, indices of the training rows they belong to)."""
-    from .data.local import DataFileError, data_folder
+DEFAULT_BIAS_PATH = "data/bias_model_preds"  # RunConfig.bias_path unset
+
+
+def authors_files(task: str, folder: str | Path | None, data_path: str | Path | None = None) -> list[Path]:
+    """Where the authors' bias predictions of `task` are looked for, in order: under `folder`
+    (RunConfig.bias_path; default data/bias_model_preds), and where that is the default also in a
+    bias_model_preds/ folder beside the data folder (`data_path`, RunConfig.data.path), where their
+    repository keeps it and their scripts read it (bias_dir=$ROOT_DIR/bias_model_preds/<TASK>/...)."""
+    from .data.local import data_folder
+
+    name, _ = AUTHORS_FILES[task]
+    folders = [data_folder(folder or DEFAULT_BIAS_PATH)]
+    if str(folder or DEFAULT_BIAS_PATH) == DEFAULT_BIAS_PATH:
+        data = data_folder(data_path)
+        folders += [data / "bias_model_preds", data.parent / "bias_model_preds"]
+    return list(dict.fromkeys(f / name for f in folders))
+
+
+def authors_predictions(task: str, train: Split, folder: str | Path | None,
+                        data_path: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(probabilities in our label order, indices of the training rows they belong to), from the
+    first of authors_files that exists."""
+    from .data.local import DataFileError
 
     name, columns = AUTHORS_FILES[task]
-    # unset: data/bias_model_preds, else bias_model_preds/ beside data/ (where their repository has it)
-    looked = [data_folder(f) / name for f in ([folder] if folder else ["data/bias_model_preds", "bias_model_preds"])]
+    looked = authors_files(task, folder, data_path)
     path = next((p for p in looked if p.is_file()), looked[0])
     if not path.is_file():
-        also = "".join(f" (nor {p})" for p in looked[1:])
+        also = f" (nor {', '.join(map(str, looked[1:]))})" if looked[1:] else ""
         raise DataFileError(f"authors' bias predictions: {looked[0]} not found{also}; get it from "
                             f"{AUTHORS_SOURCE}, or set bias_model=ours (our out-of-fold bias model)")
     if train.ids is None:

@@ -177,7 +177,7 @@ def authors_bias(config: RunConfig, data: TaskData):
     have no prediction for are dropped, as theirs (QQP). (None, None) otherwise."""
     if config.loss not in losses.NEEDS_BIAS or config.bias_model != "authors":
         return None, None
-    probs, kept = bias_lib.authors_predictions(config.task, data.train, config.bias_path)
+    probs, kept = bias_lib.authors_predictions(config.task, data.train, config.bias_path, config.data.path)
     if len(kept) < len(data.train):
         dropped = len(data.train) - len(kept)
         data.train = data.train.subset(kept, f"training rows without an authors' bias prediction dropped: {dropped}")

@@ -63,6 +63,10 @@ class DataConfig(_Frozen):
     member_skew: float = Field(0.0, ge=0.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
     data_seed: int = Field(0, ge=0)
+    # real data: refuse a file (or hub split) whose labelled rows are not its published count
+    # (appendix table 1; data/local.py PUBLISHED_ROWS), so a split, truncated or wrong file is never
+    # taken for the paper's; false reads files of any size (a cut-down copy, a rehearsal)
+    check_sizes: bool = True
 
     @model_validator(mode="after")
     def _check(self):

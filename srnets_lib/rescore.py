@@ -73,13 +73,13 @@ def rescore(config: RunConfig, root: Path | None = None) -> tuple[list[str], str
 def main(args) -> int:
     """Every finished run behind the notebooks, scored on the OOD sets it lacks where possible."""
     from . import params as params_lib
-    from .data.local import require_files
+    from .data.inputs import require
     from .sweep import graph
 
     p = params_lib.load(args.params, args.set)
     runs, _ = graph(args.notebooks, p, args.full)
     done = [node.config for node in runs if Run(node.config).done]
-    require_files(done, p.execution.skip_ood)
+    require(done, p.execution.skip_ood)
     scored, impossible = 0, []
     for config in done:
         new, why = rescore(config)

@@ -6,7 +6,8 @@ import pytest
 
 from srnets_lib import paths
 from srnets_lib.config import DataConfig
-from srnets_lib.data import hub, load_task, local
+from srnets_lib.config import RunConfig
+from srnets_lib.data import hub, inputs, load_task, local
 
 HANS_HEADER = ("gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
                "sentence2_parse\tsentence1\tsentence2\tpairID\theuristic\tsubcase\ttemplate\n")
@@ -252,7 +253,7 @@ def fake_hub(monkeypatch):
 
 def test_hub_nli_mnli_from_hub_hans_from_files(tmp_path, fake_hub):
     write_hans(tmp_path)
-    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path)))
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), check_sizes=False))
     assert fake_hub == [("nyu-mll/glue", "mnli")]
     assert (data.train.text_a, data.train.text_b) == (["P0", "P1", "P2"], ["H0", "H1", "H2"])
     assert data.train.labels.tolist() == [2, 0, 1] and data.dev.labels.tolist() == [1]
@@ -267,29 +268,29 @@ def test_example_ids_are_the_source_files_keys(tmp_path, fake_hub, shared_data):
     qqp = local.read_qqp(write_paraphrase_files(tmp_path, paws_qqp=False) / "train.tsv")
     assert qqp.ids.tolist() == [0, 2]  # the pair ids of the rows kept (the short rows are skipped)
     write_hans(tmp_path)
-    assert load_task("nli", DataConfig(source="hub", path=str(tmp_path))).train.ids.tolist() == [0, 1, 2]
-    capped = load_task("nli", DataConfig(source="hub", path=str(tmp_path), train_size=2))
+    assert load_task("nli", DataConfig(source="hub", path=str(tmp_path), check_sizes=False)).train.ids.tolist() == [0, 1, 2]
+    capped = load_task("nli", DataConfig(source="hub", path=str(tmp_path), train_size=2, check_sizes=False))
     assert capped.train.ids.tolist() == [0, 1]
 
 
 def test_train_size_caps_the_id_part_before_the_ood_mixture(tmp_path, fake_hub):
     write_hans(tmp_path)
     write_hans(tmp_path, "heuristics_train_set.txt")
-    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True, train_size=2))
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True, train_size=2, check_sizes=False))
     assert data.train.text_a[:2] == ["P0", "P1"] and len(data.train) == 4  # 2 MNLI + 2 HANS rows
 
 
 def test_hub_nli_ood_train_adds_hans_train_file(tmp_path, fake_hub):
     write_hans(tmp_path)
     write_hans(tmp_path, "heuristics_train_set.txt")
-    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True))
+    data = load_task("nli", DataConfig(source="hub", path=str(tmp_path), ood_train=True, check_sizes=False))
     assert data.train.labels.tolist() == [2, 0, 1, 2, 0, 2]
 
 
 def test_hub_nli_without_hans_file_is_one_clear_line(tmp_path, fake_hub):
     expected = tmp_path / "nli" / "heuristics_evaluation_set.txt"
     with pytest.raises(local.DataFileError) as err:
-        load_task("nli", DataConfig(source="hub", path=str(tmp_path)))
+        load_task("nli", DataConfig(source="hub", path=str(tmp_path), check_sizes=False))
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"HANS: {expected} not found")
     assert "github.com/tommccoy1/hans (MIT licence)" in message
@@ -299,7 +300,7 @@ def test_hub_nli_without_hans_file_is_one_clear_line(tmp_path, fake_hub):
 def test_hub_paraphrase_qqp_and_paws_wiki_from_hub(tmp_path, fake_hub, present):
     if present:
         write_paraphrase_files(tmp_path, paws_qqp=True)
-    data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=present))
+    data = load_task("paraphrase", DataConfig(source="hub", path=str(tmp_path), ood_train=present, check_sizes=False))
     assert sorted(set(fake_hub)) == [("google-research-datasets/paws", "labeled_final"), ("nyu-mll/glue", "qqp")]
     if present:  # section 4.5's mixture: QQP, PAWS-qqp train and PAWS-wiki train (the authors' ood/qqp)
         assert data.train.text_a == ["Q0", "Q1", "G0 ?", "A", "B"] and data.train.labels.tolist() == [1, 0, 0, 0, 1]
@@ -314,7 +315,7 @@ def test_hub_paraphrase_qqp_and_paws_wiki_from_hub(tmp_path, fake_hub, present):
 
 def test_hub_factcheck_reads_fever_files_only(tmp_path, fake_hub):
     write_factcheck_files(tmp_path)
-    data = load_task("factcheck", DataConfig(source="hub", path=str(tmp_path), dev_size=1))
+    data = load_task("factcheck", DataConfig(source="hub", path=str(tmp_path), dev_size=1, check_sizes=False))
     assert fake_hub == [] and sorted(data.ood) == ["symmetric_v1", "symmetric_v2"]
     assert len(data.train) == 3 and len(data.dev) == 1
 
@@ -362,7 +363,7 @@ def test_files_that_are_not_utf8_are_named(tmp_path):
              lambda: squad.read_squad_json(latin1("dev-v1.1.json", '{"data": [{"title": "caf\xe9"}]}'))]
     (tmp_path / "wikitext-103").mkdir()
     latin1("wikitext-103/wiki.train.raw", "caf\xe9\n"), latin1("wikitext-103/wiki.valid.raw", "caf\xe9\n")
-    cases.append(lambda: corpus.load_corpus(DataConfig(source="local", path=str(tmp_path))))
+    cases.append(lambda: corpus.load_corpus(DataConfig(source="local", path=str(tmp_path), check_sizes=False)))
     for case in cases:
         with pytest.raises(local.DataFileError, match=rf"{tmp_path}/\S+: not UTF-8 text \(invalid .*\); save it as UTF-8"):
             case()
@@ -373,28 +374,28 @@ def test_files_that_are_not_utf8_are_named(tmp_path):
 @pytest.mark.parametrize("ood_train", [False, True])
 @pytest.mark.parametrize("task", ["paraphrase", "factcheck"])
 def test_the_files_a_sweep_checks_are_the_files_the_loaders_read(tmp_path, task, ood_train):
-    """local.expected_files (what a sweep checks before starting, reading no data) names each
-    file the loader needs: with all of them it loads, without any one it fails naming it (an
-    optional OOD set is recorded as missing instead)."""
+    """local.expected_files (what a sweep checks before starting, data/inputs.py, reading no data)
+    names each file the loader needs: with all of them it loads, without any one it fails naming it
+    (an optional OOD set is recorded as missing instead)."""
     import shutil
 
     write_paraphrase_files(tmp_path, paws_qqp=True)
     write(tmp_path / "paraphrase" / "paws_wiki" / "train.tsv", "id\tsentence1\tsentence2\tlabel\n2\tA .\tB .\t1\n")
     write_factcheck_files(tmp_path)
     expected = local.expected_files(task, "local", ood_train)
-    config = type("C", (), {"task": task, "data": DataConfig(source="local", path=str(tmp_path), ood_train=ood_train)})
-    assert local.check_files([config]) == []
+    config = RunConfig(task=task, data=DataConfig(source="local", path=str(tmp_path), ood_train=ood_train, check_sizes=False))
+    assert inputs.missing([config]) == []
     local.load_local(task, tmp_path, ood_train)
     for dataset, name, ood in expected:
         path = tmp_path / name
         shutil.move(path, tmp_path / "aside")
         if ood in local.OPTIONAL_OOD:
             assert ood in local.load_local(task, tmp_path, ood_train).ood_missing
-            assert local.check_files([config], skip_ood=[ood]) == []
+            assert inputs.missing([config], skip_ood=[ood]) == []
         else:
             with pytest.raises(local.DataFileError, match=f"{dataset}: {path} not found"):
                 local.load_local(task, tmp_path, ood_train)
-        assert [line.split(" not found")[0] for line in local.check_files([config])] == [f"{dataset}: {path}"]
+        assert [line.split(" not found")[0] for line in inputs.missing([config])] == [f"{dataset}: {path}"]
         shutil.move(tmp_path / "aside", path)
 
 

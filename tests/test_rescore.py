@@ -7,7 +7,7 @@ import pytest
 
 from srnets_lib import paths
 from srnets_lib.config import DataConfig, RunConfig
-from srnets_lib.data import local
+from srnets_lib.data import inputs, local
 from srnets_lib.executors import execute
 from srnets_lib.fit import reusable
 from srnets_lib.request import Request
@@ -41,7 +41,7 @@ def add_paws_qqp(folder):
 
 def configs(folder):
     common = dict(task="paraphrase", backbone="tiny", epochs=8, batch_size=16, eval_interval=6, max_length=32,
-                  lr=3e-3, data=DataConfig(source="local", path=str(folder)))
+                  lr=3e-3, data=DataConfig(source="local", path=str(folder), check_sizes=False))
     full = RunConfig(**common)
     mask = RunConfig(**{**common, "lr": 1e-2}, method="mask", sparsity=0.9, init_from=full, select="best_after_0.7")
     imp = RunConfig(**common, method="imp", sparsity=0.5, init_from=full, imp_delta_s=0.25)
@@ -53,8 +53,8 @@ def test_a_missing_ood_set_stops_a_sweep_unless_skipped_and_evaluate_adds_it_lat
     write_qqp_folder(folder, paws_qqp=False)
     full, mask, imp = configs(folder)
     with pytest.raises(local.DataFileError, match=r"PAWS-qqp: .*dev_and_test.tsv not found.*skip_ood=\[paws_qqp\]"):
-        local.require_files([full, mask, imp])
-    local.require_files([full, mask, imp], skip_ood=["paws_qqp"])  # told to go without it
+        inputs.require([full, mask, imp])
+    inputs.require([full, mask, imp], skip_ood=["paws_qqp"])  # told to go without it
 
     results = {c.key(): execute(c) for c in (mask, imp)}  # the full model keeps its weights: they read them
     for config in (full, mask, imp):

@@ -156,7 +156,7 @@ def squad_run(folder, **overrides):
     from srnets_lib.config import DataConfig, RunConfig
 
     settings = dict(task="squad", backbone="tiny", max_length=128, batch_size=2, epochs=1, eval_interval=1,
-                    data=DataConfig(source="local", path=str(folder)))
+                    data=DataConfig(source="local", path=str(folder), check_sizes=False))
     return RunConfig(**{**settings, **overrides})
 
 
@@ -165,10 +165,10 @@ def test_load_task_reads_the_first_questions_and_fingerprints_them(tmp_path):
     from srnets_lib.data import fingerprints, load_task
 
     write_squad(tmp_path)
-    data = load_task("squad", DataConfig(source="local", path=str(tmp_path), train_size=2, dev_size=1))
+    data = load_task("squad", DataConfig(source="local", path=str(tmp_path), train_size=2, dev_size=1, check_sizes=False))
     assert [e.id for e in data.train] == ["t1", "t2"] and [e.id for e in data.dev] == ["d1"]
     assert data.metric == "squad_f1" and data.ood == {}
-    whole = load_task("squad", DataConfig(source="local", path=str(tmp_path)))
+    whole = load_task("squad", DataConfig(source="local", path=str(tmp_path), check_sizes=False))
     before, after = fingerprints(data), fingerprints(whole)
     assert set(before) == {"train", "dev"} and before["train"] != after["train"] and before["dev"] != after["dev"]
     with pytest.raises(ValueError, match="task squad has no synthetic version"):

@@ -29,13 +29,13 @@ def load_task(task: str, data: DataConfig) -> TaskData | SquadData:
     if task == "squad":
         from .squad import load_squad
 
-        questions = load_squad(data.source, data.path, data.train_size)
+        questions = load_squad(data.source, data.path, data.train_size, data.check_sizes)
         questions.dev = questions.dev[:data.dev_size]
         return questions
     if task in GLUE_TASKS:
         from .glue import load_glue
 
-        loaded = load_glue(task, data.source, data.path, data.train_size)
+        loaded = load_glue(task, data.source, data.path, data.train_size, data.check_sizes)
         loaded.dev = loaded.dev.head(data.dev_size)
         return loaded
     if data.source == "synthetic":
@@ -47,12 +47,12 @@ def load_task(task: str, data: DataConfig) -> TaskData | SquadData:
     if data.source == "local":
         from .local import load_local
 
-        loaded = load_local(task, data.path, data.ood_train, data.train_size)
+        loaded = load_local(task, data.path, data.ood_train, data.train_size, data.check_sizes)
     else:
         from .hub import load_hub
 
         # HANS, PAWS-qqp, FEVER: files under data.path
-        loaded = load_hub(task, data.path, data.ood_train, data.train_size)
+        loaded = load_hub(task, data.path, data.ood_train, data.train_size, data.check_sizes)
     loaded.dev = loaded.dev.head(data.dev_size)
     loaded.ood = {k: v.head(data.ood_size) for k, v in loaded.ood.items()}
     return loaded

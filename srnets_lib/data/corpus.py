@@ -12,6 +12,8 @@ and `dev_size` count blocks.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
+
 import numpy as np
 
 from .. import paths
@@ -23,6 +25,11 @@ from .splits import Split, TaskData
 WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1")  # hub parquet: a "text" column of lines
 WIKITEXT_FILES = {"train": "wikitext-103/wiki.train.raw", "dev": "wikitext-103/wiki.valid.raw"}
 TOY_TASKS = ("nli", "paraphrase", "factcheck")
+
+
+def expected_files(folder) -> list[tuple[str, Path]]:
+    """(dataset, path) of the files a local corpus run reads (WikiText-103), without reading them."""
+    return [("WikiText-103", data_folder(folder) / name) for name in WIKITEXT_FILES.values()]
 
 
 def load_corpus(data) -> TaskData:

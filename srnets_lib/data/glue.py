@@ -58,6 +58,20 @@ def _glue_file(path: Path, task: str) -> Path:
     return path
 
 
+def published_rows(task: str, name: str) -> tuple[int, ...]:
+    """The labelled rows of `task`'s split `name` in GLUE's distribution (data/tasks.py): train, dev,
+    and MNLI's mismatched dev set."""
+    task_spec = spec(task)
+    return ({"train": task_spec.train_rows, "dev": task_spec.dev_rows}.get(name, task_spec.ood_rows),)
+
+
+def expected_files(task: str, folder) -> list[tuple[str, Path]]:
+    """(dataset, path) of every file a local GLUE run of `task` reads, without reading them."""
+    root = local.data_folder(folder) / "glue" / GLUE_FOLDERS[task]
+    return [(spec(task).dataset, root / file) for file, _ in
+            {"train": ("train.tsv", "train"), **EVAL_SPLITS.get(task, DEV_ONLY)}.values()]
+
+
 def _position(header: list[str] | None, column: str | int, path: Path) -> int:
     if isinstance(column, int):
         return column
@@ -130,10 +144,12 @@ def _read_local(task: str, root: Path, file: str, name: str) -> Split:
     return local.read_mnli(path, name) if task == "mnli" else read_glue_tsv(path, task, name)
 
 
-def load_glue(task: str, source: str, folder: str | Path | None = None, train_size: int | None = None) -> TaskData:
+def load_glue(task: str, source: str, folder: str | Path | None = None, train_size: int | None = None,
+              sizes: bool = False) -> TaskData:
     """`task`'s train split (its first `train_size` rows) and dev split(s), from `source` "hub"
-    or "local" (the files under `folder`, layout at the top of this module). Single-sentence
-    tasks have text_b "" for every example; STS-B's labels are float scores."""
+    or "local" (the files under `folder`, layout at the top of this module); with `sizes`, each
+    checked against its published row count. Single-sentence tasks have text_b "" for every
+    example; STS-B's labels are float scores."""
     if task not in GLUE_FOLDERS:
         raise ValueError(f"not a GLUE task: {task!r}; accepted: {sorted(GLUE_FOLDERS)}")
     wanted = {"train": ("train.tsv", "train"), **EVAL_SPLITS.get(task, DEV_ONLY)}
@@ -147,5 +163,8 @@ def load_glue(task: str, source: str, folder: str | Path | None = None, train_si
         described = f"hub {hub.GLUE} ({task})"
     else:
         raise ValueError(f"unknown GLUE source {source!r}; accepted: hub, local")
+    for name, split in splits.items():
+        where = root / wanted[name][0] if source == "local" else f"{hub.GLUE} ({task}) {wanted[name][1]}"
+        local.check_rows(len(split), published_rows(task, name), where, sizes)
     train, dev = splits.pop("train"), splits.pop("dev")
     return local.task_data(task, train.head(train_size), dev, splits, described)

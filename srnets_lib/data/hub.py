@@ -1,4 +1,5 @@
-"""The real datasets from the Hugging Face hub (needs internet; tests replace `_load_dataset`).
+"""The real datasets from the Hugging Face hub (needs internet, or a copy of the hub's dataset
+repositories named by $SRNETS_HUB_MIRROR; tests replace `_load_dataset`).
 
 On the hub as parquet (loadable by `datasets` >= 4, which runs no loading scripts): MNLI and
 QQP (`nyu-mll/glue`, configs mnli and qqp) and PAWS-wiki (`google-research-datasets/paws`,
@@ -10,6 +11,7 @@ processed FEVER / FEVER-Symmetric files (the whole factcheck task).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from . import local
@@ -19,13 +21,47 @@ from .tasks import spec
 
 GLUE = "nyu-mll/glue"
 PAWS = "google-research-datasets/paws"
+# labelled rows of each hub split of the paper's tasks (appendix table 1; QQP as the hub holds it):
+# checked as they load, as local.PUBLISHED_ROWS for files
+HUB_ROWS = {(GLUE, "mnli", "train"): (392_702,), (GLUE, "mnli", "validation_matched"): (9_815,),
+            (GLUE, "qqp", "train"): (363_846,), (GLUE, "qqp", "validation"): (40_430,),
+            (PAWS, "labeled_final", "train"): (49_401,), (PAWS, "labeled_final", "test"): (8_000,)}
+# the hub datasets a paper task reads with data.source: hub (the other splits are files: local.py)
+TASK_DATASETS = {"nli": [(GLUE, "mnli")], "paraphrase": [(GLUE, "qqp"), (PAWS, "labeled_final")], "factcheck": []}
+MIRROR = "SRNETS_HUB_MIRROR"
+
+
+def mirror_files(hub_id: str, config: str) -> dict[str, list[str]] | None:
+    """With $SRNETS_HUB_MIRROR set (machines without internet): the parquet files of `hub_id`'s
+    `config` by split, from a copy of the dataset's hub repository in that folder
+    (`huggingface-cli download <hub_id> --repo-type dataset --local-dir $SRNETS_HUB_MIRROR/<hub_id>`),
+    whose files are <config>/<split>-NNNNN-of-NNNNN.parquet. None where the variable is unset."""
+    root = os.environ.get(MIRROR)
+    if root is None:
+        return None
+    if not root.strip():
+        raise DataFileError(f"${MIRROR} is set but empty: unset it (the hub is used) or name the folder holding "
+                            "the hub datasets' copies")
+    folder = Path(root) / hub_id / config
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        raise DataFileError(f"{hub_id} ({config}): no parquet files in {folder} (${MIRROR}); copy it there with "
+                            f"huggingface-cli download {hub_id} --repo-type dataset --local-dir {Path(root) / hub_id}")
+    splits: dict[str, list[str]] = {}
+    for file in files:
+        splits.setdefault(file.name.split("-")[0], []).append(str(file))
+    return splits
 
 
 def _load_dataset(hub_id: str, config: str):
-    """The one call to the hub: a DatasetDict of `hub_id`'s `config`. Failing (offline, no such
-    dataset), a one-line error that says how to read local files instead."""
+    """The one call to the hub: a DatasetDict of `hub_id`'s `config` (from $SRNETS_HUB_MIRROR's copy
+    where it is set: mirror_files). Failing (offline, no such dataset), a one-line error that says
+    how to read local files instead."""
     from datasets import load_dataset
 
+    mirrored = mirror_files(hub_id, config)
+    if mirrored is not None:
+        return load_dataset("parquet", data_files=mirrored)
     try:
         return load_dataset(hub_id, config)
     except Exception as err:  # ConnectionError, DatasetNotFoundError, ... with long chained tracebacks
@@ -53,19 +89,21 @@ def _split(dataset, where: str, name: str, a: str, b: str, labels: list[str], id
 
 
 def _hub_splits(hub_id: str, config: str, wanted: dict[str, str], a: str, b: str,
-                labels: list[str], ids: str | None = None) -> dict[str, Split]:
-    """`wanted`: our split name -> the hub's split name."""
+                labels: list[str], ids: str | None = None, sizes: bool = False) -> dict[str, Split]:
+    """`wanted`: our split name -> the hub's split name; with `sizes` each checked against HUB_ROWS."""
     loaded = _load_dataset(hub_id, config)
     out = {}
     for name, hub_split in wanted.items():
         if hub_split not in loaded:
             raise DataFileError(f"{hub_id} ({config}): no split {hub_split!r}; it has {sorted(loaded)}")
-        out[name] = _split(loaded[hub_split], f"{hub_id} ({config}) {hub_split}", name, a, b, labels, ids)
+        where = f"{hub_id} ({config}) {hub_split}"
+        out[name] = _split(loaded[hub_split], where, name, a, b, labels, ids)
+        local.check_rows(len(out[name]), HUB_ROWS.get((hub_id, config, hub_split), ()), where, sizes)
     return out
 
 
 def load_hub(task: str, folder: str | Path | None = None, ood_train: bool = False,
-             train_size: int | None = None) -> TaskData:
+             train_size: int | None = None, sizes: bool = False) -> TaskData:
     """`task` with MNLI / QQP / PAWS-wiki from the hub and the other splits from `folder`.
 
     Example ids: MNLI's hub `idx` is its file's index column; QQP's hub `idx` is a row number,
@@ -73,26 +111,26 @@ def load_hub(task: str, folder: str | Path | None = None, ood_train: bool = Fals
     root = local.data_folder(folder) / spec(task).name
     labels = list(spec(task).labels)
     if task == "factcheck":
-        return local.load_factcheck(root, ood_train, train_size)
+        return local.load_factcheck(root, ood_train, train_size, sizes)
     notes: list[str] = [f"local files in {root}"]
     missing: dict[str, str] = {}
     if task == "nli":
         mnli = _hub_splits(GLUE, "mnli", {"train": "train", "dev": "validation_matched"},
-                           "premise", "hypothesis", labels, ids="idx")
+                           "premise", "hypothesis", labels, ids="idx", sizes=sizes)
         train, dev = mnli["train"], mnli["dev"]
-        ood = {"hans": local.hans(root)}
-        extra = lambda: [local.hans_train(root)]  # noqa: E731
+        ood = {"hans": local.hans(root, sizes)}
+        extra = lambda: [local.hans_train(root, sizes)]  # noqa: E731
         source = f"hub {GLUE} (mnli)"
     else:
         qqp = _hub_splits(GLUE, "qqp", {"train": "train", "dev": "validation"},
-                          "question1", "question2", labels)
+                          "question1", "question2", labels, sizes=sizes)
         paws = _hub_splits(PAWS, "labeled_final", {"paws_wiki": "test", "paws_train": "train"}
-                           if ood_train else {"paws_wiki": "test"}, "sentence1", "sentence2", labels)
+                           if ood_train else {"paws_wiki": "test"}, "sentence1", "sentence2", labels, sizes=sizes)
         train, dev = qqp["train"], qqp["dev"]
         ood: dict[str, Split] = {}
-        local.add_paws_qqp(ood, root, notes, missing)
+        local.add_paws_qqp(ood, root, notes, missing, sizes)
         ood["paws_wiki"] = paws["paws_wiki"]
-        extra = lambda: [local.paws_qqp_train(root), paws["paws_train"]]  # noqa: E731
+        extra = lambda: [local.paws_qqp_train(root, sizes), paws["paws_train"]]  # noqa: E731
         source = f"hub {GLUE} (qqp), {PAWS} (labeled_final)"
     train = local.mix(train, extra() if ood_train else [], train_size)
     return local.task_data(task, train, dev, ood, source, notes, missing)

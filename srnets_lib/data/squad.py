@@ -110,9 +110,20 @@ def answer_found(example: QAExample) -> bool:
     return example.context[start:start + len(example.answers[0])] == example.answers[0]
 
 
-def load_squad(source: str, folder: str | Path | None = None, train_size: int | None = None) -> SquadData:
+SQUAD_ROWS = {"train": 87_599, "dev": 10_570}  # questions of SQuAD v1.1's files (data/tasks.py)
+
+
+def expected_files(folder) -> list[tuple[str, Path]]:
+    """(dataset, path) of the files a local SQuAD run reads, without reading them."""
+    root = local.data_folder(folder) / "squad"
+    return [("SQuAD v1.1", root / file) for file in SQUAD_FILES.values()]
+
+
+def load_squad(source: str, folder: str | Path | None = None, train_size: int | None = None,
+               sizes: bool = False) -> SquadData:
     """Train (its first `train_size` usable questions) and dev questions from `source` "hub" or
-    "local" (the files under `folder`). Training keeps the questions whose first answer is found
+    "local" (the files under `folder`; with `sizes`, each checked against its published number of
+    questions). Training keeps the questions whose first answer is found
     at its start, as squad_convert_example_to_features (used by imp_and_fine_tune/squad_trans.py
     of llyx97/TAMT) skips those it cannot find; a note counts the others."""
     if source == "local":
@@ -125,6 +136,10 @@ def load_squad(source: str, folder: str | Path | None = None, train_size: int | 
         described = f"hub {SQUAD} (plain_text)"
     else:
         raise ValueError(f"unknown SQuAD source {source!r}; accepted: hub, local")
+    for name, questions in splits.items():
+        where = (local.data_folder(folder) / "squad" / SQUAD_FILES[name] if source == "local"
+                 else f"{SQUAD} (plain_text) {SQUAD_HUB_SPLITS[name]}")
+        local.check_rows(len(questions), (SQUAD_ROWS[name],), where, sizes)
     train = [e for e in splits["train"] if answer_found(e)]
     notes = [f"skipped {len(splits['train']) - len(train)} training questions whose answer is not at its "
              "answer_start"] if len(train) < len(splits["train"]) else []

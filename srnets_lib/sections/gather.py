@@ -32,16 +32,15 @@ def graph(points: list[Point], params: Params) -> RunGraph:
 
 
 def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> list:
-    """Run every point the store lacks, in this process (dependencies first; shared runs once);
-    one executors.Outcome per run computed."""
+    """Run every point the store lacks, in this process (dependencies first; shared runs once),
+    each run asked for what every page of the book asks of it (sweep.book_graph: a run computed for
+    one page serves the others); one executors.Outcome per run computed."""
+    from ..data.inputs import require
     from ..executors import LocalExecutor
-    from ..models import check_backbones
+    from ..sweep import book_graph
 
-    from ..data.local import require_files
-
-    runs = graph(points, params)
-    check_backbones([node.config for node in runs])
-    require_files([node.config for node in runs], params.execution.skip_ood)
+    runs = book_graph(params, extra=points).closure([p.config for p in points])
+    require([node.config for node in runs], params.execution.skip_ood)
     return LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
 
 

@@ -1,0 +1,160 @@
+"""Every input a run reads, named before any is read: the files under the data folder (each loader
+declares its own: local.py, glue.py, squad.py, corpus.py), the hub datasets, and the authors' bias
+predictions (bias.py). One pre-start check for everything that starts runs (a sweep, `run`,
+`evaluate`, a notebook that computes): every missing input is named with the paths looked at and
+where to get it before the first step of any run, and a hint never offers a setting that would
+break another of the run's (the hub's QQP lacks the pair ids the authors' predictions are keyed by).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import bias, losses
+from . import corpus, glue, hub, local, squad
+from .local import DataFileError
+
+
+@dataclass(frozen=True)
+class FileNeed:
+    """A file a run reads: found at the first of `candidates` that exists (its aliases)."""
+
+    dataset: str
+    candidates: tuple[Path, ...]
+    source: str  # where to get it
+    ood: str | None = None  # the OOD set it is (an optional one may be skipped: execution.skip_ood)
+
+    def missing(self) -> bool:
+        return not any(p.is_file() for p in self.candidates)
+
+    def line(self) -> str:
+        also = f" (nor {', '.join(map(str, self.candidates[1:]))})" if self.candidates[1:] else ""
+        return f"{self.dataset}: {self.candidates[0]} not found{also}; get it from {self.source}"
+
+
+@dataclass(frozen=True)
+class HubNeed:
+    """A dataset a run reads from the Hugging Face hub (or $SRNETS_HUB_MIRROR's copy of it)."""
+
+    hub_id: str
+    config: str
+
+    def problem(self, reach: bool) -> str | None:
+        """Why it cannot be read, or None. The mirror's files are always checked; the hub itself only
+        with `reach` (a sweep about to start: it fetches the dataset's metadata)."""
+        try:
+            if hub.mirror_files(self.hub_id, self.config) is None and reach:
+                from datasets import load_dataset_builder
+
+                load_dataset_builder(self.hub_id, self.config)
+        except DataFileError as err:
+            return str(err)
+        except Exception as err:  # offline, no such dataset: one line
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            return (f"{self.hub_id} ({self.config}): not reachable on the hub ({type(err).__name__}: {first}); "
+                    f"offline, copy it and set ${hub.MIRROR} (README), or read local files (data.source: local)")
+        return None
+
+
+def needs(config) -> list[FileNeed | HubNeed]:
+    """What one run (not its dependencies) reads from outside the run store."""
+    data, task = config.data, config.task
+    if data.source == "synthetic":
+        return []
+    found: list[FileNeed | HubNeed] = []
+    if task in local.PAPER_TASKS:
+        # the hub would serve the run only where it does not read the authors' predictions of QQP
+        hub_ok = not (task == "paraphrase" and config.bias_model == "authors")
+        folder = local.data_folder(data.path)
+        found += [FileNeed(dataset, tuple(local.candidates(folder / name)), local.hint(dataset, hub_ok), ood)
+                  for dataset, name, ood in local.expected_files(task, data.source, data.ood_train)]
+        found += [HubNeed(*d) for d in hub.TASK_DATASETS.get(task, [])] * (data.source == "hub")
+        found += _bias_predictions(config)
+    elif data.source == "hub":
+        found += [HubNeed(*d) for d in _hub_datasets(task)]
+    else:
+        files = (corpus.expected_files(data.path) if task == "corpus" else squad.expected_files(data.path)
+                 if task == "squad" else glue.expected_files(task, data.path))
+        found += [FileNeed(dataset, (path,), _source(dataset)) for dataset, path in files]
+    return found
+
+
+def _hub_datasets(task: str) -> list[tuple[str, str]]:
+    if task == "corpus":
+        return [corpus.WIKITEXT]
+    return [(squad.SQUAD, "plain_text")] if task == "squad" else [(hub.GLUE, task)]
+
+
+def _source(dataset: str) -> str:
+    if dataset == "WikiText-103":
+        return local.hint(dataset)
+    if dataset == "SQuAD v1.1":
+        return "rajpurkar.github.io/SQuAD-explorer (train-v1.1.json, dev-v1.1.json), or use data.source=hub"
+    return "GLUE (gluebenchmark.com/tasks), or use data.source=hub"
+
+
+def _bias_predictions(config) -> list[FileNeed]:
+    """The authors' bias predictions, where the run's loss reads bias probabilities from them."""
+    if config.loss not in losses.NEEDS_BIAS or config.bias_model != "authors":
+        return []
+    looked = bias.authors_files(config.task, config.bias_path, config.data.path)
+    return [FileNeed("the authors' bias predictions", tuple(looked),
+                     f"{bias.AUTHORS_SOURCE} (next to data/, as in their repository), or set bias_model: ours")]
+
+
+def _walk(configs) -> list:
+    """`configs` and every run they depend on, each once."""
+    seen: dict[str, object] = {}
+
+    def visit(config):
+        for dependency in config.dependencies():
+            visit(dependency)
+        seen.setdefault(config.key(), config)
+
+    for config in configs:
+        visit(config)
+    return list(seen.values())
+
+
+def missing(configs, skip_ood=(), reach: bool = False) -> list[str]:
+    """One line per input the runs of `configs` (and their dependencies) lack, each once. A missing
+    optional OOD set (local.OPTIONAL_OOD) is allowed where `skip_ood` names it: its runs record it as
+    missing and `python -m srnets_lib evaluate` scores them on it once it exists. Reads no data; the
+    hub is asked only with `reach`."""
+    lines: list[str] = []
+    for config in _walk(configs):
+        for need in needs(config):
+            if isinstance(need, HubNeed):
+                problem = need.problem(reach)
+                if problem and problem not in lines:
+                    lines.append(problem)
+                continue
+            if not need.missing() or (need.ood in local.OPTIONAL_OOD and need.ood in skip_ood):
+                continue
+            line = need.line() + (f"; or start without it: --set skip_ood=[{need.ood}] (python -m srnets_lib "
+                                  "evaluate adds it to the finished runs later)" if need.ood in local.OPTIONAL_OOD else "")
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+def hub_datasets(configs) -> list[str]:
+    """The hub datasets the runs of `configs` read, as `plan` lists them."""
+    found = {need for config in _walk(configs) for need in needs(config) if isinstance(need, HubNeed)}
+    return sorted(f"{need.hub_id} ({need.config})" for need in found)
+
+
+def require(configs, skip_ood=()) -> None:
+    """Before any run starts: every input the runs of `configs` read is there (the files, the hub
+    datasets, the authors' bias predictions) and every backbone loads (models.check_backbones);
+    else one error naming each missing input."""
+    from ..models import check_backbones
+
+    lines = missing(configs, skip_ood, reach=True)
+    if lines:
+        raise DataFileError("the runs asked for read inputs that are missing:\n- " + "\n- ".join(lines))
+    check_backbones(_walk(configs))
+
+
+__all__ = ["FileNeed", "HubNeed", "hub_datasets", "missing", "needs", "require"]
