@@ -36,9 +36,9 @@ def _run(args) -> int:
         config = recipes.prune_pt(task, method, loss, sparsity, seed)
     else:
         config = recipes.prune_ft(task, method, loss, sparsity, seed, full_loss=choice.get("from", "std"))
-    from .data.local import require_files
+    from .data.inputs import require
 
-    require_files([config, *config.dependencies()], p.execution.skip_ood)
+    require([config], p.execution.skip_ood)
     result = execute(config, p.execution.request())
     print(f"run {result.key}: ID {result.id:.4f}, OOD " +
           ", ".join(f"{k} {v:.4f}" for k, v in result.ood.items()) + f", sparsity {result.sparsity:.4f}")
@@ -47,33 +47,29 @@ def _run(args) -> int:
 
 
 def _plan(args) -> int:
-    from . import plan
+    from . import cost, plan
+    from .data.inputs import hub_datasets, missing as missing_inputs
     from .sweep import graph
 
     params = params_lib.load(args.params, args.set)
-    runs, shown = graph(args.notebooks, params, args.full)
+    runs, shown = graph(args.notebooks, params, args.full, args.part)
     planned = plan.plan(shown, runs)
-    rate, eval_rate, speedup, source = args.steps_per_second, args.eval_examples_per_second, 1.0, "given"
-    measured, full_length = plan.load_throughput(gpu=args.gpu), None
-    if args.gpu and measured is None:
-        print(f"plan: --gpu {args.gpu}: no GPU of that name has compiled mask-training and evaluation rows in "
-              "bench/results.json (run `python -m srnets_lib.bench` on it)", file=sys.stderr)
-        return 2
-    if rate is None and measured:
-        rate, source = measured["steps_per_second"], f"measured by bench on {measured['device']}"
-        eval_rate = eval_rate or measured["eval_examples_per_second"]
-        speedup = measured.get("sharing_speedup", {}).get(str(args.runs_per_gpu), 1.0)
-        full_length = measured["full_length"]
-    elif rate is not None:
-        source = "assumed (--steps-per-second), not measured"
-        if eval_rate is None:
-            eval_rate, source = 10 * 32 * rate, source + "; evaluation assumed at 10x the training examples/s"
-    print(plan.report(planned, rate, eval_rate, speedup, source, full_length))
-    from .data.local import check_files
-
-    missing = check_files([p.config for p in planned], params.execution.skip_ood)
-    if missing:  # after TOTAL (its last line stays the total): a sweep would refuse to start
-        print("\n".join(["", f"data: {len(missing)} file(s) missing; a sweep refuses to start without them:",
+    if args.steps_per_second is not None:
+        rates = cost.Assumed(args.steps_per_second, args.eval_examples_per_second or 10 * 32 * args.steps_per_second)
+    else:
+        rates = cost.Rates.load(gpu=args.gpu)
+        if args.gpu and rates is None:
+            print(f"plan: --gpu {args.gpu}: no GPU of that name has bert-base rows in bench/results.json (run "
+                  "`python -m srnets_lib.bench` on it)", file=sys.stderr)
+            return 2
+    print(plan.report(planned, rates, args.runs_per_gpu))
+    configs = [p.config for p in planned]
+    missing = missing_inputs(configs, params.execution.skip_ood)
+    hub = hub_datasets(configs)
+    if hub:  # after TOTAL (its last line stays the total)
+        print("\nfrom the hub (checked when a sweep starts): " + ", ".join(hub), file=sys.stderr)
+    if missing:
+        print("\n".join(["", f"inputs: {len(missing)} missing; a sweep refuses to start without them:",
                           *(f"- {line}" for line in missing)]), file=sys.stderr)
     return 0
 
@@ -108,8 +104,11 @@ def main(argv=None) -> int:
     planner.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
     planner.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
     planner.add_argument("--full", action="store_true", help="also the opt-in pages (TAMT figures 6, 7, 9)")
+    planner.add_argument("--part", type=int, choices=[1, 2], default=None,
+                         help="only the notebooks of Part I (SRNets) or Part II (TAMT)")
     planner.add_argument("--steps-per-second", type=_positive(float), default=None,
-                         help="BERT-base training steps/s on one GPU (default: bench/results.json's measurement)")
+                         help="assume this BERT-base training rate for every run (default: bench/results.json's "
+                              "rates measured for each run's setting)")
     planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
     planner.add_argument("--gpu", default=None, help="whose rates in bench/results.json, by name (e.g. H200); "
                                                      "default: the GPU with the most kinds measured")

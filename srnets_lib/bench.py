@@ -23,13 +23,16 @@ Variants, each adding one change to the one before it:
   naive     the authors' setting: fp32, every pair padded to --max-length, random batches, eager
             attention, torch's dropout, autograd through every frozen weight
   fp32 pad  srnets_lib's training step (step.py), eager: no gradients for frozen weights, SDPA
+  tf32 pad  + precision tf32 (fp32 with TF32 matmuls on CUDA)
   bf16 pad  + precision bf16 (autocast; weights stay fp32)
   ours pad  + dropout_rng fast on CPU (srnets_lib/dropout.py); on CUDA the same as bf16 pad
   ours      + dynamic padding in length-grouped batches: the real lengths
   compiled  + torch.compile of the step (CUDA graphs on GPU), lengths padded to step.BUCKETS
   compiled pad  the compiled step on batches padded to --max-length
+  compiled fp32 pad, compiled tf32 pad, compiled fp32, compiled tf32: the compiled step at the
+            other precisions (params/paper.yaml runs fp32 padded: its own rate)
 Defaults: on CPU naive .. ours (compiling a CPU step took ~48 s and gave no gain); on CUDA
-naive, bf16 pad, ours, compiled pad, compiled. `--sharing 1 2 4` also measures the aggregate
+naive, fp32 pad, compiled fp32 pad, compiled tf32 pad, compiled fp32, compiled pad, ours, compiled. `--sharing 1 2 4` also measures the aggregate
 mask-training steps/s of N processes sharing the device. `python -m srnets_lib plan` turns the
 newest CUDA rows (BERT-base compiled mask steps/s at mnli-like lengths, compiled evaluation
 examples/s, sharing speed-ups) into GPU-hours (plan.load_throughput).
@@ -64,13 +67,19 @@ from .data.encode import Encoded, collate, encode, eval_batches, train_batches
 
 PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (pretraining.OBJECTIVES)
 WORKLOADS = ("finetune", "mask", "imp", "eval") + PRETRAINING
-# variant: (precision, padding, dropout_rng, compiled); padding "max" pads every batch to --max-length
+# variant: (precision, padding, dropout_rng, compiled); padding "max" pads every batch to --max-length.
+# Each row records its precision, padding and path, which `plan` reads its rates by (cost.py).
 VARIANTS = {"naive": ("fp32", "max", "torch", False), "fp32 pad": ("fp32", "max", "torch", False),
+            "tf32 pad": ("tf32", "max", "torch", False),
             "bf16 pad": ("bf16", "max", "torch", False), "ours pad": ("bf16", "max", "fast", False),
-            "ours": ("bf16", "dynamic", "fast", False), "compiled pad": ("bf16", "max", "fast", True),
-            "compiled": ("bf16", "dynamic", "fast", True)}
+            "ours": ("bf16", "dynamic", "fast", False),
+            "compiled fp32 pad": ("fp32", "max", "fast", True), "compiled tf32 pad": ("tf32", "max", "fast", True),
+            "compiled fp32": ("fp32", "dynamic", "fast", True), "compiled tf32": ("tf32", "dynamic", "fast", True),
+            "compiled pad": ("bf16", "max", "fast", True), "compiled": ("bf16", "dynamic", "fast", True)}
 CPU_VARIANTS = ("naive", "fp32 pad", "bf16 pad", "ours pad", "ours")
-GPU_VARIANTS = ("naive", "bf16 pad", "ours", "compiled pad", "compiled")
+# params/paper.yaml's own setting first (fp32, padded, compiled), then each faster switch
+GPU_VARIANTS = ("naive", "fp32 pad", "compiled fp32 pad", "compiled tf32 pad", "compiled fp32", "compiled pad",
+                "ours", "compiled")
 
 
 def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch", pretraining_heads=False):
@@ -272,6 +281,7 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
     if workload == "eval":
         return measure_eval(model_name, variant, encoded, args)
     precision, padding, _, compiled = VARIANTS[variant]
+    runtime.use_precision(precision)
     model, trainable, teacher = _prepare(model_name, workload, variant)
     forward, update = _step(model, trainable, variant, workload, teacher)
     padded = padding == "max"
@@ -323,7 +333,7 @@ def measure(model_name: str, workload: str, variant: str, encoded: Encoded, args
             "tokens_per_s": tokens / args.steps / seconds,
             "padded_tokens_per_step": args.batch_size * args.max_length if padded else None,
             "peak_mem_mb": memory.peak / 2 ** 20, "model_tflops": flops / seconds / 1e12, "total_s": total,
-            "path": path(compiled, getattr(forward, "fallback", None))}
+            "path": path(compiled, getattr(forward, "fallback", None)), **setting(variant)}
 
 
 def warmup_batches(batches: list, encoded: Encoded, args, compiled: bool, padded: bool) -> list:
@@ -358,6 +368,7 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     from .evaluation import predict
 
     precision, padding, _, compiled = VARIANTS[variant]
+    runtime.use_precision(precision)
     model, _, _ = _prepare(model_name, "finetune", variant)
     forward = runtime.compile(model) if compiled else None
     subset = Encoded(encoded.ids, encoded.type_ids, encoded.offsets[: args.eval_examples + 1],
@@ -382,7 +393,16 @@ def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     return {"model": model_name, "workload": "eval", "variant": variant, "lengths": args.lengths,
             "s_per_step": seconds / batches, "examples_per_s": len(subset) / seconds,
             "tokens_per_s": float(subset.lengths.sum()) / seconds, "padded_tokens_per_step": None,
-            "peak_mem_mb": None, "model_tflops": flops / seconds / 1e12, "path": path(compiled, fallback)}
+            "peak_mem_mb": None, "model_tflops": flops / seconds / 1e12, "path": path(compiled, fallback),
+            **setting(variant)}
+
+
+def setting(variant: str) -> dict:
+    """What a row measured, as `plan` reads it (cost.row_setting): precision, padding (max_length,
+    or dynamic: each batch to its longest, or its bucket when compiled) and the variant's intent to
+    compile (`path` says whether it did)."""
+    precision, padding, _, compiled = VARIANTS[variant]
+    return {"precision": precision, "padding": "max_length" if padding == "max" else "dynamic", "compiled": compiled}
 
 
 def _shared_worker(model_name, variant, encoded, args, barrier, queue):

@@ -54,6 +54,23 @@ class RunGraph:
             self.nodes[key] = Node(config, request)
         return self.nodes[key]
 
+    def closure(self, configs) -> "RunGraph":
+        """The runs of `configs` and every run they depend on, with the requests merged here, in
+        this graph's order (dependencies first)."""
+        wanted: set[str] = set()
+
+        def visit(config):
+            if config.key() not in wanted:
+                wanted.add(config.key())
+                for dependency in config.dependencies():
+                    visit(dependency)
+
+        for config in configs:
+            visit(config)
+        part = RunGraph(self.default)
+        part.nodes = {key: node for key, node in self.nodes.items() if key in wanted}
+        return part
+
     def dependencies(self, node: Node) -> list[str]:
         return [d.key() for d in node.config.dependencies()]
 

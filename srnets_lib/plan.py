@@ -1,6 +1,6 @@
 """What a sweep will compute, before computing it: the distinct runs behind a set of notebooks,
 their optimizer steps and evaluations (from the configured or published dataset sizes,
-never by loading data), the disk their kept files need, and an estimate of GPU-hours.
+never by loading data), the disk their kept files need, and their GPU-hours (cost.py).
 
     python -m srnets_lib plan book/*.ipynb --params params/paper.yaml
 
@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import methods, paths
-from .config import CORPUS, RunConfig
+from . import cost, methods
+from .config import RunConfig
 from .data.tasks import spec
 from .request import Request
 from .schedule import Schedule
@@ -29,7 +29,7 @@ HUB_SHAPES = {
     "bert-large-uncased": dict(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, intermediate_size=4096,
                                max_position_embeddings=512, type_vocab_size=2),
 }
-REFERENCE = "bert-base-uncased"  # the bench's throughput is measured on this shape
+REFERENCE = cost.REFERENCE_BACKBONE  # the bench's throughput is measured on this shape
 
 
 def train_rows(config: RunConfig) -> int:
@@ -150,95 +150,6 @@ def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
     return {"weights": weights, "kept steps (5.1)": kept_steps, "masks": masks}
 
 
-def load_throughput(path: Path | None = None, gpu: str | None = None) -> dict | None:
-    """The GPU throughput `bench` measured for BERT-base on one GPU model, the newest figure of each
-    kind in bench/results.json: from CUDA rows that ran compiled at mnli-like lengths, mask-training
-    steps/s and evaluation examples/s (both needed); the speed-up of runs sharing the GPU (1.0
-    where unmeasured); and `full_length`, the eager steps on full-length examples that Part II's
-    runs take (long_kind), {(workload, max_length): seconds per step, or for `eval` examples/s}.
-    The GPU: the one whose name contains `gpu`, else the one with the most kinds of figures
-    measured, the newest mask row breaking ties. Rows of a bench cut short count: each was
-    measured whole."""
-    path = path or paths.PROJECT_ROOT / "bench" / "results.json"
-    if not path.is_file():
-        return None
-    found = {}
-    for record in json.loads(path.read_text()):
-        env = record["environment"]
-        if env["device"] != "cuda":
-            continue
-        for row in record["rows"]:
-            kind = (row["model"], row["variant"], row["path"], row["lengths"])
-            if kind == ("bert-base", "compiled", "compiled", "mnli-like"):
-                found[(env["device_name"], row["workload"])] = (row, env["date"])
-            elif kind == ("bert-base", "ours", "eager", "full"):
-                value = row["examples_per_s"] if row["workload"] == "eval" else row["s_per_step"]
-                found[(env["device_name"], (row["workload"], record["args"]["max_length"]))] = (value, env["date"])
-        if record.get("sharing_speedup"):
-            found[(env["device_name"], "sharing")] = (record["sharing_speedup"], env["date"])
-    devices = [d for d, w in found if w == "mask" and (d, "eval") in found
-               and (gpu is None or gpu.lower() in d.lower())]
-    if not devices:
-        return None
-    device = max(devices, key=lambda d: (sum(name == d for name, _ in found), found[(d, "mask")][1]))
-    (mask, date), (evaluation, _) = found[(device, "mask")], found[(device, "eval")]
-    return {"device": device, "steps_per_second": 1.0 / mask["s_per_step"],
-            "eval_examples_per_second": evaluation["examples_per_s"],
-            "sharing_speedup": found.get((device, "sharing"), ({"1": 1.0}, None))[0], "date": date,
-            "full_length": {w: v for (d, w), (v, _) in found.items() if d == device and isinstance(w, tuple)}}
-
-
-def long_kind(config: RunConfig) -> str | None:
-    """The bench workload whose full-length eager step a run takes, or None for the compiled
-    128-token steps: the corpus runs' objective (pretraining.py is never compiled; IMP and the MLM
-    head train weights on the same objective), SQuAD's span training (eager, build.span_parts) as
-    the fine-tuning step on full windows."""
-    if config.task == CORPUS:
-        return config.loss
-    return "finetune" if spec(config.task).kind == "span" else None
-
-
-def _nearest(full_length: dict, workload: str, length: int) -> tuple[float, int] | None:
-    """(value, its max_length) of the measured full-length row of `workload` nearest `length`."""
-    lengths = [n for w, n in full_length if w == workload]
-    if not lengths:
-        return None
-    n = min(lengths, key=lambda m: abs(m - length))
-    return full_length[(workload, n)], n
-
-
-def run_seconds(p: PlannedRun, steps_per_second: float, eval_examples_per_second: float,
-                full_length: dict | None = None, ood_every: bool | None = None) -> float:
-    """Seconds of one run on one GPU, scaled by the backbone's Transformer-matrix size: its steps at
-    the measured full-length step of its kind (long_kind; at batch 32, scaled by batch size, and by
-    length where measured at another), else at `steps_per_second` (BERT-base, batch 32, length 128)
-    scaled by batch x max_length; its evaluations likewise, at the full-length evaluation rate for
-    those runs, else at `eval_examples_per_second` scaled by max_length. Attention's quadratic term
-    is ignored wherever a length is scaled: an assumption."""
-    c, full_length = p.config, full_length or {}
-    size = parameters(c.backbone, c.num_layers)[1] / parameters(REFERENCE)[1]
-    kind = long_kind(c)
-    step = _nearest(full_length, kind, c.max_length) if kind else None
-    if step:
-        train = p.steps * step[0] * c.batch_size / 32 * c.max_length / step[1]
-    else:
-        train = p.steps / steps_per_second * c.batch_size * c.max_length / (32 * 128)
-    measured = _nearest(full_length, "eval", c.max_length) if kind else None
-    tokens_per_second = measured[0] * measured[1] if measured else eval_examples_per_second * 128
-    evaluate = p.evaluated_rows(ood_every) * c.max_length / tokens_per_second
-    return size * (train + evaluate)
-
-
-def gpu_hours(planned: list[PlannedRun], steps_per_second: float, eval_examples_per_second: float,
-              runs_per_gpu_speedup: float = 1.0, ood_every: bool | None = None,
-              full_length: dict | None = None) -> float:
-    """Hours on one GPU: every run's run_seconds, divided by the aggregate speed-up of runs
-    sharing the GPU."""
-    seconds = sum(run_seconds(p, steps_per_second, eval_examples_per_second, full_length, ood_every)
-                  for p in planned)
-    return seconds / 3600 / runs_per_gpu_speedup
-
-
 def _describe(p: PlannedRun) -> list[str]:
     c = p.config
     origin = c.init_from or c.mask_from
@@ -255,21 +166,13 @@ def _describe(p: PlannedRun) -> list[str]:
             c.backbone if c.backbone != REFERENCE else ""]
 
 
-def _full_length_rate(full_length: dict, kind: str, length: int) -> str:
-    step = _nearest(full_length, kind, length)
-    if step is None:
-        return f"{kind} at {length} tokens: not measured, the compiled 128-token step scaled by length"
-    where = "measured" if step[1] == length else f"measured at {step[1]} tokens, scaled by length"
-    return f"{kind} at {length} tokens: {1000 * step[0]:.1f} ms per batch of 32 ({where})"
-
-
 def _count(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e8 else f"{n:,}"
 
 
-def report(planned: list[PlannedRun], steps_per_second: float | None = None,
-           eval_examples_per_second: float | None = None, runs_per_gpu_speedup: float = 1.0,
-           source: str = "", full_length: dict | None = None) -> str:
+def report(planned: list[PlannedRun], rates=None, runs_per_gpu: int = 1) -> str:
+    """Every run under its section, then totals: steps by length, disk, evaluation, GPU-hours
+    (cost.lines: `rates`, bench's measured rates or cost.Assumed), and last `TOTAL: ...`."""
     header = ["method", "loss", "start", "sparsity", "task", "seed", "epochs", "steps", "backbone"]
     lines = []
     for section in dict.fromkeys(p.section for p in planned):
@@ -292,19 +195,7 @@ def report(planned: list[PlannedRun], steps_per_second: float | None = None,
     evaluated, every = (sum(p.evaluated_rows(mode) for p in planned) for mode in (None, True))
     lines.append(f"evaluation: {_count(evaluated)} examples evaluated as requested (execution.eval_ood), "
                  f"{_count(every)} with every OOD set at every evaluation (eval_ood: every, the authors')")
-    if steps_per_second:
-        hours, hours_every = (gpu_hours(planned, steps_per_second, eval_examples_per_second, runs_per_gpu_speedup,
-                                        mode, full_length) for mode in (None, True))
-        lines.append(f"estimated GPU-hours: {hours:.1f} as requested, {hours_every:.1f} with eval_ood: every; at "
-                     f"{steps_per_second:g} BERT-base steps/s, {eval_examples_per_second:g} evaluation examples/s, "
-                     f"x{runs_per_gpu_speedup:g} from runs sharing a GPU ({source})")
-        used = sorted({(long_kind(p.config), p.config.max_length) for p in planned if long_kind(p.config)})
-        if used:
-            lines.append("full-length eager steps (corpus, SQuAD): " + "; ".join(
-                _full_length_rate(full_length or {}, kind, n) for kind, n in used))
-    else:
-        lines.append("estimated GPU-hours: no GPU throughput measured (run `python -m srnets_lib.bench` on the "
-                     "GPU, or pass --steps-per-second)")
+    lines += cost.lines(planned, rates, runs_per_gpu)
     total_steps = sum(p.steps for p in planned)
     lines.append(f"TOTAL: {len(planned)} runs, {total_steps} optimizer steps")
     return "\n".join(lines)

@@ -27,9 +27,10 @@ from .executors import RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecut
 
 # --- what the notebooks show ----------------------------------------------------------------
 
-def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list]:
+def sections(notebooks: list[str], params, full: bool = False, part: int | None = None) -> dict[str, list]:
     """{section: its points} for the given section notebooks, in the papers' order; the opt-in
-    pages and sparsities (their runs are over the default build's budget) only with `full`."""
+    pages and sparsities (their runs are over the default build's budget) only with `full`; with
+    `part`, only the pages of that part of the book (1: the SRNets paper, 2: TAMT)."""
     from .params import RUNLESS_PAGES
     from .sections import SECTIONS, get, points
 
@@ -42,25 +43,36 @@ def sections(notebooks: list[str], params, full: bool = False) -> dict[str, list
         if section not in SECTIONS:
             raise ValueError(f"{notebook}: not a book notebook; accepted: "
                              + ", ".join(f"book/{s}.ipynb" for s in (*SECTIONS, *RUNLESS_PAGES)))
-        if full or not get(section).opt_in:
+        if (full or not get(section).opt_in) and part in (None, get(section).part):
             chosen[section] = points(section, params, full=full)
     return chosen
 
 
-def graph(notebooks: list[str], params, full: bool = False):
-    """(the RunGraph behind the notebooks, {section: the configs it shows}). The default build
-    also scores the opt-in points whose run it computes anyway (an IMP run's other levels: a few
+def graph(notebooks: list[str], params, full: bool = False, part: int | None = None):
+    """(the RunGraph behind the notebooks, {section: the configs it shows}). Each run is asked for
+    what every page of the book asks of it, not only the given pages (a run shared by two pages is
+    computed once, whichever is swept first, and leaves what both read). The default build also
+    scores the opt-in points whose run it computes anyway (an IMP run's other levels: a few
     evaluations, where `make book-full` would train the run again to score them)."""
+    shown = sections(notebooks, params, full, part)
+    needed = book_graph(params, full).closure([p.config for points in shown.values() for p in points])
+    return needed, {s: [p.config for p in points] for s, points in shown.items()}
+
+
+def book_graph(params, full: bool = False, extra: list = ()):
+    """The RunGraph of every page of the book (the opt-in ones with `full`) and of the points
+    `extra`, each run asked for what every point that reads it asks (sections.gather.graph); the
+    default build's graph also has the opt-in points whose runs it computes anyway."""
+    from .sections import SECTIONS
     from .sections.gather import graph as points_graph
 
-    shown = sections(notebooks, params, full)
-    chosen = [p for points in shown.values() for p in points]
-    everything = points_graph(chosen, params)
-    if not full:
-        riders = [p for points in sections(notebooks, params, True).values() for p in points
-                  if p.config.key() in everything.nodes]
-        everything = points_graph(chosen + riders, params)
-    return everything, {s: [p.config for p in points] for s, points in shown.items()}
+    every = [f"{s}.ipynb" for s in SECTIONS]
+    book = [p for points in sections(every, params, full).values() for p in points] + list(extra)
+    runs = points_graph(book, params)
+    if full:
+        return runs
+    riders = [p for points in sections(every, params, True).values() for p in points if p.config.key() in runs.nodes]
+    return points_graph(book + riders, params)
 
 
 # --- notebook jobs --------------------------------------------------------------------------
@@ -151,6 +163,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto")
     parser.add_argument("--full", action="store_true",
                         help="also the opt-in pages (TAMT figures 6, 7, 9: make book-full)")
+    parser.add_argument("--part", type=int, choices=[1, 2], default=None,
+                        help="only the notebooks of Part I (SRNets) or Part II (TAMT) (make book PART=1)")
     parser.add_argument("--runs-per-gpu", type=int, default=RUNS_PER_GPU,
                         help=f"runs sharing one GPU (Ray fractional GPUs; default {RUNS_PER_GPU}, measured on an H100)")
 
@@ -193,14 +207,11 @@ def _sweep(args) -> int:
         print(f"sweep: {len(planned)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
         outcomes = execute_jobs(planned, args.out, args.executor, args.address)
     else:
-        from .models import check_backbones
-
-        from .data.local import require_files
+        from .data.inputs import require
 
         p = params_lib.load(args.params, args.set)
-        runs, _ = graph(args.notebooks, p, args.full)
-        check_backbones([node.config for node in runs])
-        require_files([node.config for node in runs], p.execution.skip_ood)
+        runs, _ = graph(args.notebooks, p, args.full, args.part)
+        require([node.config for node in runs], p.execution.skip_ood)
         print(f"sweep: {len(runs)} runs behind {len(args.notebooks)} notebooks, executor "
               f"{args.executor}, run store {paths.runs_root()}")
         executor = (LocalExecutor() if args.executor == "local"

@@ -38,7 +38,8 @@ def tiny_params(tmp_path):
                       "train_size: 96, dev_size: 32, test_size: 32, ood_size: 32"),
                      ("seeds: [1, 2]", "seeds: [1]"),
                      ("sparsities: [0.2, 0.5, 0.7, 0.9]", "sparsities: [0.5]"),
-                     (TOY_SECTION_SPARSITIES, "{}")]:
+                     (TOY_SECTION_SPARSITIES, "{}"),
+                     ("sec5_1_steps: [8, 16, 24]", "sec5_1_steps: [4, 8, 12]")]:  # of the 18 std steps
         assert old in text, f"params/toy.yaml no longer contains {old!r}: update tiny_params"
         text = text.replace(old, new)
     path = tmp_path / "tiny.yaml"

@@ -7,7 +7,6 @@ import pytest
 
 from srnets_lib import bench, paths
 from srnets_lib.browser_check import chapters
-from srnets_lib.plan import load_throughput
 
 
 def test_bench_measures_every_variant_side_by_side(tmp_path):
@@ -44,68 +43,6 @@ def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path
         pass
     record = json.loads(out.read_text())[-1]
     assert record["complete"] is False and [r["variant"] for r in record["rows"]] == ["naive"]
-
-
-def _record(device, name, date, rows, sharing=None):
-    return {"environment": {"device": device, "device_name": name, "date": date}, "rows": rows,
-            "sharing_speedup": sharing}
-
-
-def _row(workload, seconds, variant="compiled", path="compiled"):
-    return {"model": "bert-base", "workload": workload, "variant": variant, "path": path,
-            "lengths": "mnli-like", "s_per_step": seconds, "examples_per_s": 32 / seconds}
-
-
-def test_plan_takes_the_newest_compiled_gpu_rows_of_each_kind(tmp_path):
-    out = tmp_path / "results.json"
-    out.write_text(json.dumps([_record("cpu", "x86_64", "2026-01-01", [_row("mask", 1.0), _row("eval", 1.0)])]))
-    assert load_throughput(out) is None  # a CPU is no GPU rate
-    records = [_record("cuda", "H100", "2026-01-02", [_row("mask", 0.01), _row("eval", 0.02)]),
-               _record("cuda", "H100", "2026-01-03", [_row("mask", 0.002, path="eager (compiling failed: x)"),
-                                                      _row("mask", 0.1, variant="naive", path="eager")]),
-               _record("cuda", "H100", "2026-01-04", [], sharing={"1": 1.0, "4": 1.5})]
-    out.write_text(json.dumps(records))
-    got = load_throughput(out)
-    assert got["steps_per_second"] == 100.0 and got["eval_examples_per_second"] == 32 / 0.02
-    assert got["sharing_speedup"] == {"1": 1.0, "4": 1.5} and got["device"] == "H100"
-    out.write_text(json.dumps(records[:1] + [_record("cuda", "H200", "2026-01-05", [_row("mask", 0.005)])]))
-    assert load_throughput(out)["device"] == "H100"  # the H200 has no evaluation rate
-    h200 = _record("cuda", "H200", "2026-01-05", [_row("mask", 0.005), _row("eval", 0.01)])
-    out.write_text(json.dumps(records + [h200]))
-    assert load_throughput(out)["device"] == "H100"  # the newer H200 has fewer kinds measured (no sharing)
-    assert load_throughput(out, gpu="h200")["steps_per_second"] == 200.0
-    assert load_throughput(out, gpu="A100") is None
-
-
-def test_plan_costs_tamt_corpus_and_squad_runs_at_their_measured_full_length_steps(tmp_path):
-    """Part II's corpus runs (512-token blocks) and SQuAD (384-token windows) run eagerly: their
-    steps cost the eager full-length step bench measured for their kind; a 128-token task run the
-    compiled step, scaled by batch x length."""
-    from types import SimpleNamespace
-
-    from srnets_lib import plan
-    from srnets_lib.config import RunConfig
-
-    full = {**_row("mlm", 0.04, variant="ours", path="eager"), "lengths": "full"}
-    records = [_record("cuda", "H100", "2026-01-02", [_row("mask", 0.01), _row("eval", 0.02)]),
-               {**_record("cuda", "H100", "2026-01-03", [full]), "args": {"max_length": 512}}]
-    out = tmp_path / "results.json"
-    out.write_text(json.dumps(records))
-    measured = load_throughput(out)
-    assert measured["full_length"] == {("mlm", 512): 0.04}
-
-    def cost(config):
-        run = SimpleNamespace(config=config, steps=1000, evaluated_rows=lambda ood_every=None: 0)
-        return plan.run_seconds(run, measured["steps_per_second"], 1.0, measured["full_length"])
-
-    corpus = RunConfig(task="corpus", method="mask", loss="mlm", sparsity=0.7, max_length=512, batch_size=32,
-                       backbone=plan.REFERENCE)
-    assert cost(corpus) == pytest.approx(1000 * 0.04)
-    assert cost(corpus.model_copy(update={"max_length": 256})) == pytest.approx(1000 * 0.04 / 2)  # scaled
-    task = RunConfig(task="nli", method="mask", loss="std", sparsity=0.7, max_length=128, batch_size=32,
-                     backbone=plan.REFERENCE)
-    assert cost(task) == pytest.approx(1000 * 0.01)
-    assert cost(corpus.model_copy(update={"loss": "kd"})) == pytest.approx(1000 * 0.01 * 4)  # kd unmeasured
 
 
 def test_mnli_like_lengths_have_the_intended_shape():

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from srnets_lib import params, plan, sections
+from srnets_lib import cost, params, plan, sections
 from srnets_lib.recipes import Recipes
 from srnets_lib.sweep import graph
 
@@ -161,8 +161,9 @@ def test_plan_states_the_evaluation_cost_as_requested_and_the_authors_way(planne
     requested = sum(p.evaluated_rows() for p in planned)
     every = sum(p.evaluated_rows(True) for p in planned)
     assert 2 * requested < every  # 0.88B vs 2.03B examples
-    text = plan.report(planned, steps_per_second=20, eval_examples_per_second=6400)
+    rates = cost.Assumed(20, 6400)
+    text = plan.report(planned, rates)
     assert f"evaluation: {requested / 1e9:.2f}B examples evaluated as requested" in text
     assert f"{every / 1e9:.2f}B with every OOD set at every evaluation" in text
-    hours = [plan.gpu_hours(planned, 20, 6400, 1.0, mode) for mode in (None, True)]
-    assert hours[0] < hours[1] and f"GPU-hours: {hours[0]:.1f} as requested, {hours[1]:.1f} with eval_ood: every" in text
+    hours = [cost.gpu_hours(planned, rates, None, mode)[0] for mode in (None, True)]
+    assert hours[0] < hours[1] and f"as planned (fp32/max_length/compiled): {hours[0]:.1f} ({hours[1]:.1f} with eval_ood: every)" in text

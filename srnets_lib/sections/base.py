@@ -32,6 +32,7 @@ class Section:
     class attributes and `subnetworks` (or `points`); `figure` and `table` draw the page's usual ones."""
 
     name: str  # the notebook's stem and the key of the params file's sections.seeds
+    part: int = 1  # the book's part: 1, the SRNets paper; 2, TAMT (Liu et al., NAACL 2022)
     number: str  # the paper's numbering: "4.2", "C.5"
     title: str
     reproduces: str  # the paper's figure or table

@@ -16,6 +16,7 @@ ADVANTAGE = Statement("tamt-reduced-data", "'TAMT keeps its advantage over IMP w
 
 class ReducedData(Section):
     name, number, title = "tamt_data", "TAMT 4.2.6", "Fine-tuning with reduced data"
+    part = 2
     reproduces = "TAMT figure 9"
     figure_title = "Downstream score vs fine-tuning examples at 70% sparsity (cf. TAMT figure 9)"
     opt_in = True

@@ -28,6 +28,7 @@ def imp_iterations(recipes, config, sparsity: float) -> int:
 
 class Iterations(Section):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
+    part = 2
     reproduces = "TAMT figures 6 and 7"
     figure_title = "Downstream score vs pre-training iterations at 70% sparsity (cf. TAMT figures 6, 7)"
     opt_in = True

@@ -122,6 +122,7 @@ def _runs(rows: pd.DataFrame) -> int:
 
 class PretrainingLoss(Section):
     name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5", "Pre-training loss, transfer and mask distance"
+    part = 2
     reproduces = "TAMT figures 1, 5 and 8"
     figure_title = "Held-out pre-training loss vs mean downstream score (cf. TAMT figures 1, 5)"
 

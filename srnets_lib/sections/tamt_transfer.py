@@ -49,6 +49,7 @@ class AboveMagnitude(Claim):
 
 class Transfer(Section):
     name, number, title = "tamt_transfer", "TAMT 4.2.1", "Task-agnostic subnetworks, fine-tuned on each task"
+    part = 2
     reproduces = "TAMT figures 3 and 4"
     figure_title = "Downstream score of task-agnostic subnetworks (cf. TAMT figure 3)"
     claims = (AboveMagnitude(),)

@@ -1,0 +1,118 @@
+"""GPU-hours from bench's rates: each run costed at the rate measured for its own precision, padding
+and path, never at another setting's; what is not measured reads "not measured"."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from srnets_lib import bench, cost
+from srnets_lib.config import RunConfig
+
+
+def _record(name, date, rows, sharing=None, device="cuda", max_length=128):
+    return {"environment": {"device": device, "device_name": name, "date": date}, "rows": rows,
+            "sharing_speedup": sharing, "args": {"max_length": max_length}}
+
+
+def _row(workload, seconds, variant="compiled", path="compiled", lengths="mnli-like", **setting):
+    row = {"model": "bert-base", "workload": workload, "variant": variant, "path": path, "lengths": lengths,
+           "s_per_step": seconds, "examples_per_s": 32 / seconds}
+    return {**row, **setting}
+
+
+def _rates(tmp_path, records, gpu=None):
+    out = tmp_path / "results.json"
+    out.write_text(json.dumps(records))
+    return cost.Rates.load(out, gpu)
+
+
+def _planned(config, steps=1000, evaluated=0):
+    return SimpleNamespace(config=config, steps=steps, evaluated_rows=lambda ood_every=None: evaluated)
+
+
+FP32_PADDED = RunConfig(task="nli", method="mask", loss="std", sparsity=0.7, backbone="bert-base-uncased",
+                        precision="fp32", padding="max_length")
+
+
+def test_a_run_is_costed_only_at_the_rate_measured_for_its_own_setting(tmp_path):
+    """params/paper.yaml runs fp32 padded to 128, compiled on a GPU: bf16 rows never price it."""
+    bf16 = [_row("mask", 0.01), _row("eval", 0.01)]  # "compiled": bf16, bucketed lengths
+    rates = _rates(tmp_path, [_record("H100", "2026-01-02", bf16)])
+    hours, missing, _ = cost.gpu_hours([_planned(FP32_PADDED, 3600, 32_000)], rates)
+    assert hours is None and missing == ["eval at fp32/dynamic/compiled (mnli-like)",
+                                         "mask at fp32/max_length/compiled (mnli-like)"]
+    own = [_row("mask", 0.02, "compiled fp32 pad", precision="fp32", padding="max_length"),
+           _row("eval", 0.01, "compiled fp32", precision="fp32", padding="dynamic")]
+    rates = _rates(tmp_path, [_record("H100", "2026-01-02", bf16 + own)])
+    hours, missing, _ = cost.gpu_hours([_planned(FP32_PADDED, 3600, 32_000)], rates)
+    # 3600 steps at 0.02 s; 32,000 examples at 3,200 examples/s
+    assert missing == [] and hours == pytest.approx((3600 * 0.02 + 32_000 / 3200) / 3600)
+    bf16_run = FP32_PADDED.model_copy(update={"precision": "bf16", "padding": "dynamic"})
+    assert cost.gpu_hours([_planned(bf16_run, 3600, 0)], rates)[0] == pytest.approx(3600 * 0.01 / 3600)
+
+
+def test_the_report_prices_the_plan_as_planned_each_faster_switch_and_the_authors_code(tmp_path):
+    rows = [_row("mask", 0.01), _row("eval", 0.01), _row("finetune", 0.008),
+            _row("mask", 0.07, "naive", "eager"), _row("eval", 0.02, "naive", "eager")]
+    rates = _rates(tmp_path, [_record("H100", "2026-01-02", rows)])
+    finetune = FP32_PADDED.model_copy(update={"method": "finetune", "sparsity": 0.0})
+    text = "\n".join(cost.lines([_planned(FP32_PADDED, 360_000), _planned(finetune, 360_000)], rates))
+    assert "as planned (fp32/max_length/compiled): not measured" in text
+    assert "with precision tf32: not measured" in text
+    assert f"with precision bf16, padding dynamic: {(360_000 * 0.01 + 360_000 * 0.008) / 3600:.1f}" in text
+    # the authors' code (bench's naive reference) is never priced by our own steps' ratios
+    assert "the authors' code (bench's naive reference: fp32, padded, eager): not measured" in text
+    assert "python -m srnets_lib.bench" in text  # how to measure what is missing
+    # with bf16 padded to max_length, fine-tuning is priced by its ratio to mask training measured at the
+    # most similar setting (the compiled bf16 rows), and the line says so
+    rows += [_row("mask", 0.02, "compiled pad", precision="bf16", padding="max_length"),
+             _row("finetune", 0.06, "naive", "eager")]
+    rates = _rates(tmp_path, [_record("H100", "2026-01-02", rows)])
+    text = "\n".join(cost.lines([_planned(FP32_PADDED, 360_000), _planned(finetune, 360_000)], rates))
+    assert (f"with precision bf16: {(360_000 * 0.02 + 360_000 * 0.02 * 0.008 / 0.01) / 3600:.1f} "
+            in text) and "finetune steps scaled from mask's by their ratio at bf16/dynamic/compiled" in text
+    assert f"the authors' code (bench's naive reference: fp32, padded, eager): {(360_000 * 0.07 + 360_000 * 0.06) / 3600:.1f}" in text
+
+
+def test_rates_are_the_newest_rows_of_one_gpu(tmp_path):
+    assert _rates(tmp_path, [_record("x86_64", "2026-01-01", [_row("mask", 1.0)], device="cpu")]) is None
+    records = [_record("H100", "2026-01-02", [_row("mask", 0.01), _row("eval", 0.02)]),
+               _record("H100", "2026-01-03", [_row("mask", 0.002, path="eager (compiling failed: x)"),
+                                              _row("mask", 0.008)], sharing={"1": 1.0, "4": 1.5})]
+    rates = _rates(tmp_path, records)
+    compiled = cost.Setting("bf16", "dynamic", True)
+    assert rates.step("mask", "mnli-like", 128, compiled) == (0.008, 128, "measured")  # the newest
+    assert rates.step("mask", "mnli-like", 128, cost.Setting("bf16", "dynamic", False))[0] == 0.002  # it ran eager
+    assert rates.sharing == {"1": 1.0, "4": 1.5} and rates.device == "H100"
+    h200 = _record("H200", "2026-01-05", [_row("mask", 0.005)])
+    assert _rates(tmp_path, records + [h200]).device == "H100"  # the newer H200 has fewer rows
+    assert _rates(tmp_path, records + [h200], gpu="h200").step("mask", "mnli-like", 128, compiled)[0] == 0.005
+    assert _rates(tmp_path, records, gpu="A100") is None
+
+
+def test_corpus_and_squad_runs_are_costed_at_their_eager_full_length_steps(tmp_path):
+    """Part II's corpus runs (512-token blocks) and SQuAD (384-token windows) run eagerly: their steps
+    cost the eager full-length step of their kind, scaled by batch and length; an unmeasured
+    objective is not measured, never the classification step."""
+    full = [_row("mlm", 0.04, "fp32 pad", "eager", "full", precision="fp32", padding="max_length"),
+            _row("eval", 1 / 100, "fp32 pad", "eager", "full", precision="fp32", padding="max_length")]
+    rates = _rates(tmp_path, [_record("H100", "2026-01-02", [_row("mask", 0.01)]),
+                              _record("H100", "2026-01-03", full, max_length=512)])
+    corpus = RunConfig(task="corpus", method="mask", loss="mlm", sparsity=0.7, max_length=512, batch_size=32,
+                       backbone="bert-base-uncased", padding="dynamic", select="last")
+    seconds = lambda config: cost.run_seconds(_planned(config), rates, cost.executes(config))[0]  # noqa: E731
+    assert seconds(corpus) == pytest.approx(1000 * 0.04)
+    assert seconds(corpus.model_copy(update={"max_length": 256})) == pytest.approx(1000 * 0.04 / 2)
+    assert seconds(corpus.model_copy(update={"loss": "kd"})) is None
+
+
+def test_bench_rows_record_the_setting_plan_reads(tmp_path):
+    out = tmp_path / "results.json"
+    assert bench.main(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "fp32 pad", "ours",
+                       "--steps", "1", "--warmup", "1", "--max-length", "32", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())[-1]["rows"]
+    assert [(r["precision"], r["padding"], r["compiled"]) for r in rows] == [
+        ("fp32", "max_length", False), ("fp32", "max_length", False), ("bf16", "dynamic", False)]
+    assert [cost.row_setting(r) for r in rows] == [cost.AUTHORS, cost.Setting("fp32", "max_length", False),
+                                                   cost.Setting("bf16", "dynamic", False)]
