@@ -108,7 +108,7 @@ def task_parts(config: RunConfig, store: Run, request: Request, data: TaskData, 
     teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
     compiled = runtime.compiled()
     return Parts(len(data.train), Batches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs),
-                 step.ForwardLoss(model, config.loss, config.precision, compiled),
+                 step.ForwardLoss(model, config.training_loss, config.precision, compiled),
                  Evaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
                            runtime.compile(model) if compiled else None), bias_source)
 

@@ -135,12 +135,20 @@ class RunConfig(_Frozen):
     # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
     threshold_ties: Literal["exact", "authors"] = "exact"
     alpha: float = Field(2.0, ge=1)
+    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
+    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
+    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
+    threshold_reset_on_best: bool = False
     imp_delta_s: float = Field(0.1, gt=0, lt=1)
     imp_delta_t: float = Field(0.1, gt=0, le=1)
     # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
     # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
     imp_rewind: bool = False
     imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
+    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
+    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
+    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
+    imp_objective: Literal["loss", "cross_entropy"] = "loss"
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"
@@ -178,6 +186,10 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.imp_objective != "loss" and self.method not in ("imp", "imp-rw"):
+            raise ValueError(f"imp_objective={self.imp_objective} is IMP's: method={self.method} trains with its loss")
+        if self.threshold_reset_on_best and self.method != "mask":
+            raise ValueError(f"threshold_reset_on_best is mask training's: method={self.method} has no thresholds")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()
@@ -214,6 +226,12 @@ class RunConfig(_Frozen):
     def task_agnostic_mask(self) -> bool:
         """Whether this run fine-tunes a mask found on the corpus (TAMT's transfer)."""
         return self.mask_from is not None and self.mask_from.task == CORPUS
+
+    @property
+    def training_loss(self) -> str:
+        """The loss the run's updates minimise: its `loss`, but cross-entropy for IMP with
+        imp_objective cross_entropy."""
+        return "std" if self.imp_objective == "cross_entropy" else self.loss
 
     @property
     def is_pruning(self) -> bool:

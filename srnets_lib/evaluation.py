@@ -116,9 +116,12 @@ class Selection:
         self.snapshot: dict[str, torch.Tensor] | None = None
         self.predictions: dict[str, np.ndarray] = {}
 
-    def consider(self, row: dict, model, predictions: dict[str, np.ndarray] | None = None) -> None:
+    def consider(self, row: dict, model, predictions: dict[str, np.ndarray] | None = None) -> bool:
+        """Select this checkpoint if it is selectable and the best so far; whether it was."""
         if row["step"] in self.selectable and (self.row is None or row[self.score] > self.row[self.score]):
             self.row, self.snapshot, self.predictions = row, self._snapshot(model), dict(predictions or {})
+            return True
+        return False
 
     def _snapshot(self, model) -> dict[str, torch.Tensor]:
         names = set(self.trainable)

@@ -155,7 +155,8 @@ class Loop:
                                          "dev": row["dev"], "ood": {k: row[k] for k in run.evaluator.ood}}
             if run.evaluator.predictions:
                 self.store.save_predictions(run.evaluator.predictions, level)
-        self.selection.consider(row, run.model, run.evaluator.predictions)
+        if self.selection.consider(row, run.model, run.evaluator.predictions):
+            run.method.on_selected(run.model)
 
     def keep(self, done: int) -> None:
         """The trained tensors after `done` steps, where asked (section 5.1 starts there)."""

@@ -62,6 +62,9 @@ class Method:
     def after_step(self, model: torch.nn.Module, done: int) -> None:
         """After `done` steps, before an evaluation there."""
 
+    def on_selected(self, model: torch.nn.Module) -> None:
+        """After an evaluation whose checkpoint became the selected one (its copy already taken)."""
+
     # --- resume -------------------------------------------------------------------------------
     def state(self) -> dict:
         """What a resumed run needs beyond the model (masks, scores and thresholds are in it)."""

@@ -54,6 +54,13 @@ class MaskTraining(Method):
         # text the MLM head's transform and bias (TAMT: train_mlm.py of llyx97/TAMT)
         return [m.mask_scores for m in pruning.masked_modules(model).values()] + models.trainable_head(model)
 
+    def on_selected(self, model):
+        """threshold_reset_on_best: the thresholds back to the initial sparsity until the next
+        evaluation resets them (the authors' mask_trainer.py, line 699)."""
+        if self.config.threshold_reset_on_best:
+            for module in pruning.masked_modules(model).values():
+                module.reset_threshold(self.schedule.sparsity_steps[0], self.config.threshold_ties)
+
     def after_step(self, model, done):
         sparsity = self.schedule.sparsity_steps.get(done)
         if sparsity is not None:  # algorithm 2, line 15
