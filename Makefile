@@ -7,6 +7,10 @@ PARAMS ?= params/toy.yaml
 EXECUTOR ?= ray
 # make book-full passes SWEEP_FLAGS=--full: the opt-in pages' runs too
 SWEEP_FLAGS ?=
+# PART=1 (the SRNets paper) or PART=2 (TAMT): sweep only that part's runs; the book is built whole,
+# the other part's pages saying their runs are not in the store
+PART ?=
+PART_FLAG := $(if $(PART),--part $(PART),)
 # the HTML goes to $(BOOK_OUT)/_build/html (no comment on the assignment line: make keeps
 # the spaces before a trailing comment in the value)
 BOOK_OUT ?= .
@@ -39,7 +43,7 @@ book: export SRNETS_COMPUTE = 0
 # the book: it is built with those runs shown as failed, then make exits 1. An interrupted sweep
 # (SIGTERM 143, Ctrl-C 130) stops make book there.
 book: $(STAMP)
-	@status=0; $(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR) $(SWEEP_FLAGS) \
+	@status=0; $(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR) $(SWEEP_FLAGS) $(PART_FLAG) \
 	  || status=$$?; [ $$status -le 1 ] || exit $$status; \
 	$(VENV)/bin/jupyter-book build --all --path-output $(BOOK_OUT) . || exit $$?; \
 	$(PY) -m srnets_lib.browser_check --html $(BOOK_OUT)/_build/html --screenshot $(BOOK_OUT)/_build/screenshots \

@@ -86,14 +86,17 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
     source = (os.path.relpath(Path(params.source).resolve(), paths.PROJECT_ROOT)
               if params.source != "<memory>" else DEFAULT_PARAMS)
     other = "" if source == DEFAULT_PARAMS else f" -p params_file {source}"
+    part = sections.get(name).part
     return "\n".join([
         "**Reproduce this page.**", "",
         f"- One point: `papermill {notebook} out.ipynb{point} -p seeds \"[{seeds[0]}]\"{other}`",
         f"- Every run it shows, then the page: `python -m srnets_lib sweep {notebook} --params {source}`, then "
-        "`SRNETS_COMPUTE=0 jupyter-book build --all .` (or `make book` for the whole book).",
+        "`SRNETS_COMPUTE=0 jupyter-book build --all .` (or `make book` for the whole book). Each run is asked "
+        "for what every page reads of it, so a run shared with another page is never computed twice.",
         f"- At paper scale (a GPU, the datasets): `python -m srnets_lib plan {notebook} --params params/paper.yaml` "
-        "lists its runs and optimizer steps (GPU-hours with `--steps-per-second`, or the rate `python -m "
-        "srnets_lib.bench` measured on the GPU), then `make book PARAMS=params/paper.yaml`."])
+        "lists its runs, optimizer steps and GPU-hours (at the rates `python -m srnets_lib.bench` measured on the "
+        f"GPU for each run's setting); compute them with the whole part, `make book PARAMS=params/paper.yaml "
+        f"PART={part}`."])
 
 
 def _identity(p: sections.Point) -> tuple:

@@ -6,6 +6,7 @@ fails (its dependents are reported as failed too)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -128,11 +129,18 @@ RUNS_PER_GPU = 4
 TRANSIENT_RETRIES = 2  # Ray tasks whose worker process died are run again this many times
 
 
+# what the driver's environment says that the workers (on other nodes too) must see alike: this
+# project's settings ($SRNETS_*: the run store, the hub mirror, checkpoint interval, compiling) and the
+# hub's (offline flags, cache, endpoint)
+WORKER_ENVIRONMENT = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HOME", "HF_ENDPOINT")
+
+
 def start_ray(address: str | None):
     import ray
 
+    shared = {k: v for k, v in os.environ.items() if k.startswith("SRNETS_") or k in WORKER_ENVIRONMENT}
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"SRNETS_RUNS": str(paths.runs_root()), "SRNETS_PROGRESS": "0"}})
+             runtime_env={"env_vars": {**shared, "SRNETS_RUNS": str(paths.runs_root()), "SRNETS_PROGRESS": "0"}})
     return ray
 
 

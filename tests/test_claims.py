@@ -90,7 +90,7 @@ def test_missing_runs_are_not_measurable_never_dropped():
     assert render([missing]) == "- nli, mask (poe) at sparsity 0.7: not measurable (runs missing)."
     empty = pd.DataFrame(columns=gather.COLUMNS)  # nothing gathered yet: every task still gets its verdicts
     claims = [FullModels(), SubnetworkVsFull("s"), CompetitiveWithoutFinetuning(), OODUpperBound(), EarlyStart(),
-              GradualVsFixed(), ConfregTradeoff()]
+              GradualVsFixed({"nli": 3, "paraphrase": 5}), ConfregTradeoff()]
     verdicts = [v for claim in claims for v in claim.evaluate(empty, ["nli", "paraphrase"])]
     assert {v.task for v in verdicts} == {"nli", "paraphrase"} and all(v.holds is None for v in verdicts)
     assert render(FullModels().evaluate(empty, ["nli"])) == "- nli: not measurable (no finished full models)."
@@ -99,13 +99,15 @@ def test_missing_runs_are_not_measurable_never_dropped():
 def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
     df = rows(**{"full bert (std)": [(0.0, 0.93, 0.47)], "fixed": [(3.0, 0.49, 0.53)],
                  "gradual 0.7->0.9": [(3.0, 0.54, 0.53)]})
-    verdict, = GradualVsFixed().evaluate(df)
+    verdict, = GradualVsFixed({"nli": 3}).evaluate(df)
     assert verdict.holds is None and verdict.values["gradual id"] == 0.54
     assert "'gradual beats fixed' is **not measurable** here: at 90% sparsity neither" in render([verdict])
     df.loc[df.series == "gradual 0.7->0.9", "id"] = 0.85
-    verdict, = GradualVsFixed().evaluate(df)
+    verdict, = GradualVsFixed({"nli": 3}).evaluate(df)
     assert verdict.holds is False and verdict.thin and verdict.margin == pytest.approx(0.0)  # OOD tied: no margin
     assert verdict.subject == "nli, 3 epochs"
+    longer = pd.concat([df, rows(**{"fixed": [(5.0, 0.30, 0.53)], "gradual 0.7->0.9": [(5.0, 0.90, 0.60)]})])
+    assert GradualVsFixed({"nli": 3}).evaluate(longer)[0].subject == "nli, 3 epochs"  # table 5's, not the longest
 
 
 def test_gradual_vs_fixed_says_when_its_margin_is_within_the_seeds_spread():
@@ -115,10 +117,10 @@ def test_gradual_vs_fixed_says_when_its_margin_is_within_the_seeds_spread():
                           pd.DataFrame([{"task": "nli", "series": "fixed", "seed": seed, "x": 5.0, "id": i,
                                          "ood:hans": 0.90, "reference": False, "group": ""}
                                         for seed, i in zip((1, 2), fixed_ids)])])
-    noisy, = GradualVsFixed().evaluate(frame((0.90, 0.96)))  # fixed 93 +- 3, gradual 92 +- 0
+    noisy, = GradualVsFixed({"nli": 5}).evaluate(frame((0.90, 0.96)))  # fixed 93 +- 3, gradual 92 +- 0
     assert noisy.holds is False and noisy.seeds == 1 and noisy.values["spread"] == pytest.approx(0.03)
     assert "margin (1.0 points) is within the seeds' spread (up to ±3.0)" in noisy.notes[0]
-    clear, = GradualVsFixed().evaluate(frame((0.85, 0.87)))  # fixed 86 +- 1: behind by 6 / 7 points
+    clear, = GradualVsFixed({"nli": 5}).evaluate(frame((0.85, 0.87)))  # fixed 86 +- 1: behind by 6 / 7 points
     assert clear.holds is True and clear.margin == pytest.approx(0.06) and not clear.notes
 
 
