@@ -116,3 +116,34 @@ def test_bench_rows_record_the_setting_plan_reads(tmp_path):
         ("fp32", "max_length", False), ("fp32", "max_length", False), ("bf16", "dynamic", False)]
     assert [cost.row_setting(r) for r in rows] == [cost.AUTHORS, cost.Setting("fp32", "max_length", False),
                                                    cost.Setting("bf16", "dynamic", False)]
+
+
+def test_the_readme_and_the_introduction_state_the_plans_own_costs():
+    """The README's cost table and the introduction's sentence are what `plan` prints for
+    params/paper.yaml from bench/results.json (four runs sharing a GPU, plan's default)."""
+    from srnets_lib import params, paths, plan
+    from srnets_lib.executors import RUNS_PER_GPU
+    from srnets_lib.sweep import graph
+
+    paper, rates = params.load("params/paper.yaml"), cost.Rates.load()
+    readme, intro = ((paths.PROJECT_ROOT / name).read_text() for name in ("README.md", "book/intro.md"))
+    book = sorted(f"book/{p.name}" for p in paths.BOOK_DIR.glob("*.ipynb"))
+    settings = {"as planned": None, "bf16": lambda c: cost.executes(c, "bf16"),
+                "bf16 dynamic": lambda c: cost.executes(c, "bf16", "dynamic"), "authors": lambda c: cost.AUTHORS}
+    hours = {}
+    for part in (1, 2, None):
+        runs, shown = graph(book, paper, part=part)
+        planned = plan.plan(shown, runs)
+        for name, setting in settings.items():
+            value = cost.gpu_hours(planned, rates, setting, None, RUNS_PER_GPU)[0]
+            hours[name, part] = "not measured" if value is None else f"{value:.1f}"
+    row = lambda name: " | ".join(hours[name, part] for part in (1, 2, None)) + " |"  # noqa: E731
+    assert hours["as planned", None] == "not measured"  # no GPU has measured the authors' setting yet
+    assert f"| GPU-hours as `paper.yaml` runs them (fp32, padded to 128, compiled; corpus and SQuAD eager) | {row('as planned')}" in readme
+    assert f"| ... with `precision: bf16` | {row('bf16')}" in readme
+    assert f"| ... with `precision: bf16, padding: dynamic` | {row('bf16 dynamic')}" in readme
+    assert f"| the authors' own code path (bench's naive reference: fp32, padded, eager) | {row('authors')}" in readme
+    text = " ".join(intro.split())
+    assert (f"with `precision: bf16` {hours['bf16', 1]} for Part I and {hours['bf16', None]} for both parts; with bf16 "
+            f"and `padding: dynamic` {hours['bf16 dynamic', 1]} and {hours['bf16 dynamic', None]}; the authors' own code "
+            f"path (fp32, padded, eager) {hours['authors', 1]} and {hours['authors', None]}") in text

@@ -119,7 +119,9 @@ def test_a_hub_mirror_serves_the_datasets_as_the_hub_lays_them_out(tmp_path, mon
     monkeypatch.setenv(hub.MIRROR, str(tmp_path))
     loaded = hub._load_dataset("nyu-mll/glue", "mnli")
     assert sorted(loaded) == ["train", "validation_matched"] and loaded["train"]["premise"] == ["P0", "P1"]
-    assert inputs.HubNeed("nyu-mll/glue", "mnli").problem(reach=True) is None
+    assert inputs.HubNeed("nyu-mll/glue", "mnli", ("train", "validation_matched")).problem(reach=True) is None
+    lacking = inputs.HubNeed("nyu-mll/glue", "mnli", ("train", "validation_mismatched")).problem(reach=True)
+    assert lacking.startswith("nyu-mll/glue (mnli): no validation_mismatched split in ")
     with pytest.raises(local.DataFileError, match=r"nyu-mll/glue \(qqp\): no parquet files in .*huggingface-cli download"):
         hub._load_dataset("nyu-mll/glue", "qqp")
     monkeypatch.setenv(hub.MIRROR, "")

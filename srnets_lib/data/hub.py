@@ -26,8 +26,14 @@ PAWS = "google-research-datasets/paws"
 HUB_ROWS = {(GLUE, "mnli", "train"): (392_702,), (GLUE, "mnli", "validation_matched"): (9_815,),
             (GLUE, "qqp", "train"): (363_846,), (GLUE, "qqp", "validation"): (40_430,),
             (PAWS, "labeled_final", "train"): (49_401,), (PAWS, "labeled_final", "test"): (8_000,)}
-# the hub datasets a paper task reads with data.source: hub (the other splits are files: local.py)
-TASK_DATASETS = {"nli": [(GLUE, "mnli")], "paraphrase": [(GLUE, "qqp"), (PAWS, "labeled_final")], "factcheck": []}
+
+
+def task_datasets(task: str, ood_train: bool = False) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(hub id, config, the splits read) of each hub dataset a paper task reads with data.source: hub
+    (the other splits are files: local.py)."""
+    return {"nli": [(GLUE, "mnli", ("train", "validation_matched"))],
+            "paraphrase": [(GLUE, "qqp", ("train", "validation")),
+                           (PAWS, "labeled_final", ("test", "train") if ood_train else ("test",))]}.get(task, [])
 MIRROR = "SRNETS_HUB_MIRROR"
 
 

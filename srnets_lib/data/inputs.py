@@ -39,12 +39,20 @@ class HubNeed:
 
     hub_id: str
     config: str
+    splits: tuple[str, ...]  # the splits read
 
     def problem(self, reach: bool) -> str | None:
         """Why it cannot be read, or None. The mirror's files are always checked; the hub itself only
         with `reach` (a sweep about to start: it fetches the dataset's metadata)."""
         try:
-            if hub.mirror_files(self.hub_id, self.config) is None and reach:
+            mirrored = hub.mirror_files(self.hub_id, self.config)
+            if mirrored is not None:
+                lacking = [s for s in self.splits if s not in mirrored]
+                if lacking:
+                    folder = Path(next(iter(mirrored.values()))[0]).parent
+                    return (f"{self.hub_id} ({self.config}): no {', '.join(lacking)} split in {folder} (${hub.MIRROR}); "
+                            f"its files are {', '.join(f'{s}-*.parquet' for s in self.splits)}")
+            elif reach:
                 from datasets import load_dataset_builder
 
                 load_dataset_builder(self.hub_id, self.config)
@@ -69,7 +77,7 @@ def needs(config) -> list[FileNeed | HubNeed]:
         folder = local.data_folder(data.path)
         found += [FileNeed(dataset, tuple(local.candidates(folder / name)), local.hint(dataset, hub_ok), ood)
                   for dataset, name, ood in local.expected_files(task, data.source, data.ood_train)]
-        found += [HubNeed(*d) for d in hub.TASK_DATASETS.get(task, [])] * (data.source == "hub")
+        found += [HubNeed(*d) for d in hub.task_datasets(task, data.ood_train)] * (data.source == "hub")
         found += _bias_predictions(config)
     elif data.source == "hub":
         found += [HubNeed(*d) for d in _hub_datasets(task)]
@@ -80,10 +88,13 @@ def needs(config) -> list[FileNeed | HubNeed]:
     return found
 
 
-def _hub_datasets(task: str) -> list[tuple[str, str]]:
+def _hub_datasets(task: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(hub id, config, the splits read) of a Part II task's dataset."""
     if task == "corpus":
-        return [corpus.WIKITEXT]
-    return [(squad.SQUAD, "plain_text")] if task == "squad" else [(hub.GLUE, task)]
+        return [(*corpus.WIKITEXT, ("train", "validation"))]
+    if task == "squad":
+        return [(squad.SQUAD, "plain_text", tuple(squad.SQUAD_HUB_SPLITS.values()))]
+    return [(hub.GLUE, task, ("train", *(hub_split for _, hub_split in glue.EVAL_SPLITS.get(task, glue.DEV_ONLY).values())))]
 
 
 def _source(dataset: str) -> str:
@@ -141,8 +152,9 @@ def missing(configs, skip_ood=(), reach: bool = False) -> list[str]:
 
 def hub_datasets(configs) -> list[str]:
     """The hub datasets the runs of `configs` read, as `plan` lists them."""
-    found = {need for config in _walk(configs) for need in needs(config) if isinstance(need, HubNeed)}
-    return sorted(f"{need.hub_id} ({need.config})" for need in found)
+    found = {(need.hub_id, need.config) for config in _walk(configs) for need in needs(config)
+             if isinstance(need, HubNeed)}
+    return sorted(f"{hub_id} ({config})" for hub_id, config in found)
 
 
 def require(configs, skip_ood=()) -> None:
