@@ -30,9 +30,7 @@ class Setting:
     reference: bool = False  # bench's naive reference: the authors' own code path, not a setting of ours
 
     def __str__(self) -> str:
-        if self.reference:
-            return "the authors' code (bench's naive reference: fp32, padded, eager)"
-        return f"{self.precision}/{self.padding}/{'compiled' if self.compiled else 'eager'}"
+        return ("naive " * self.reference) + f"{self.precision}/{self.padding}/{'compiled' if self.compiled else 'eager'}"
 
 
 AUTHORS = Setting("fp32", "max_length", False, reference=True)
@@ -249,7 +247,8 @@ def lines(planned: list, rates: Rates | None, runs_per_gpu: int = 1) -> list[str
         chosen = (lambda c, pr=precision, pa=padding: executes(c, pr, pa))
         out.append(f"  with {what}: {_hours(planned, rates, chosen, runs_per_gpu)}")
     if not isinstance(rates, Assumed):
-        out.append(f"  {AUTHORS}: {_hours(planned, rates, lambda c: AUTHORS, 1)}")
+        out.append(f"  the authors' code (bench's naive reference: fp32, padded, eager): "
+                   f"{_hours(planned, rates, lambda c: AUTHORS, 1)}")
     if any("not measured" in line for line in out):
         out.append(f"  (measure the missing rates on the GPU: {BENCH})")
     return out

@@ -167,3 +167,24 @@ def test_plan_states_the_evaluation_cost_as_requested_and_the_authors_way(planne
     assert f"{every / 1e9:.2f}B with every OOD set at every evaluation" in text
     hours = [cost.gpu_hours(planned, rates, None, mode)[0] for mode in (None, True)]
     assert hours[0] < hours[1] and f"as planned (fp32/max_length/compiled): {hours[0]:.1f} ({hours[1]:.1f} with eval_ood: every)" in text
+
+
+def test_each_part_plans_alone_and_a_page_asks_of_each_run_what_the_whole_book_asks():
+    """make book PART=1 / PART=2 (sweep --part): the pages of one part; and a page swept alone asks
+    of every run what the whole book asks of it, so sweeping page by page computes no run twice
+    (its requests, what it keeps and scores, are those of the book's graph)."""
+    toy = params.load("params/toy.yaml")
+    book = [f"book/{s}.ipynb" for s in sections.SECTIONS]
+    whole, _ = graph(book, toy)
+    for part, first in ((1, "sec4_2"), (2, "tamt_transfer")):
+        _, shown = graph(book, toy, part=part)
+        assert next(iter(shown)) == first and all(sections.get(s).part == part for s in shown)
+    for section in sections.SECTIONS:
+        if sections.get(section).opt_in:
+            continue
+        alone, _ = graph([f"book/{section}.ipynb"], toy)
+        assert alone.nodes and all(node.request == whole[key].request for key, node in alone.nodes.items())
+    # the 4.2 page alone keeps the std model's weights after 5.1's steps and scores IMP's levels for 4.3 too
+    alone, _ = graph(["book/sec4_2.ipynb"], toy)
+    assert {n.request.keep_steps for n in alone if n.config.method == "finetune" and n.config.loss == "std"} == {
+        tuple(toy.sections.sec5_1_steps)}

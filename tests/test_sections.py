@@ -204,6 +204,8 @@ def test_each_page_ends_with_the_commands_that_reproduce_it(tmp_path):
     assert '`papermill book/sec4_2.ipynb out.ipynb -p sparsity 0.7 -p seeds "[2]"`' in with_sparsity
     assert "`python -m srnets_lib sweep book/sec4_2.ipynb --params params/toy.yaml`" in with_sparsity
     assert "`python -m srnets_lib plan book/sec4_2.ipynb --params params/paper.yaml`" in with_sparsity
+    assert "`make book PARAMS=params/paper.yaml PART=1`" in with_sparsity  # the whole part: no run twice
+    assert "PART=2" in book.reproduce_text("tamt_transfer", toy, [0.7], [1])
     other = tmp_path / "mine.yaml"
     other.write_text(open("params/toy.yaml").read())
     without = book.reproduce_text("sec5_1", params.load(other), [0.7], [1])
