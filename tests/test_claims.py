@@ -184,3 +184,13 @@ def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
     assert text.endswith("The weakest: a sparse *and* robust subnetwork on nli, mask (poe) at sparsity 0.7 "
                          "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.6).")
     assert "none of the 2 cases" in summary(FullModels().evaluate(full((0.9, 0.5), (0.9, 0.6)), tasks=["qqp"]), synthetic=True)
+
+
+def test_a_reference_scoring_zero_is_judged_without_dividing_by_it():
+    """A full model that predicts one class scores a binary F1 of 0 (QQP's dev metric): 4.4's
+    comparison states the share as n/a instead of failing the page."""
+    df = rows(**{"full bert (std)": [(0, 0.0, 0.50)], "full bert (poe)": [(0, 0.0, 0.5)],
+                 "mask train (std), pt": [(0.2, 0.1, 0.5), (0.5, 0.1, 0.5)],
+                 "mask train (poe), pt": [(0.2, 0.1, 0.5), (0.5, 0.1, 0.5)]})
+    std, poe = CompetitiveWithoutFinetuning().evaluate(df)
+    assert "ID 10.0 (n/a), OOD 50.0" in std.measured

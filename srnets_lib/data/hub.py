@@ -48,11 +48,11 @@ def mirror_files(hub_id: str, config: str) -> dict[str, list[str]] | None:
     if not root.strip():
         raise DataFileError(f"${MIRROR} is set but empty: unset it (the hub is used) or name the folder holding "
                             "the hub datasets' copies")
-    folder = Path(root) / hub_id / config
+    folder = local.data_folder(root) / hub_id / config  # a relative one: from here, else the checkout
     files = sorted(folder.glob("*.parquet"))
     if not files:
         raise DataFileError(f"{hub_id} ({config}): no parquet files in {folder} (${MIRROR}); copy it there with "
-                            f"huggingface-cli download {hub_id} --repo-type dataset --local-dir {Path(root) / hub_id}")
+                            f"huggingface-cli download {hub_id} --repo-type dataset --local-dir {folder.parent}")
     splits: dict[str, list[str]] = {}
     for file in files:
         splits.setdefault(file.name.split("-")[0], []).append(str(file))

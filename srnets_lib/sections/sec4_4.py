@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .base import Point, Section
 from .claims import COMPETITIVE, EARLY, Claim, reference
-from .verdict import Measures, Statement, Verdict, pct
+from .verdict import Measures, Statement, Verdict, pct, share
 
 COMPETITIVE_PT = Statement("competitive-without-ft", "'competitive under 50% sparsity'",
                            "at every sparsity: ID >= COMPETITIVE x the full model's and OOD >= its OOD - EARLY[1]",
@@ -32,7 +32,7 @@ class CompetitiveWithoutFinetuning(Claim):
             return m.unmeasurable(COMPETITIVE_PT, subject, notes=notes)
         holds = all(i >= COMPETITIVE * ref_id and o >= ref_ood - EARLY[1] for i, o in scores)
         margin = min(min(i - COMPETITIVE * ref_id, o - (ref_ood - EARLY[1])) for i, o in scores)
-        shown = "; ".join(f"{x}: ID {pct(i)} ({100 * i / ref_id:.1f}%), OOD {pct(o)}" for x, (i, o) in zip(self.xs, scores))
+        shown = "; ".join(f"{x}: ID {pct(i)} ({share(i, ref_id)}), OOD {pct(o)}" for x, (i, o) in zip(self.xs, scores))
         values = {f"{kind} at {x}": v for x, pair in zip(self.xs, scores) for kind, v in zip(("id", "ood"), pair)}
         return m.verdict(COMPETITIVE_PT, subject, holds, margin, notes=notes,
                          values={**values, "reference id": ref_id, "reference ood": ref_ood},

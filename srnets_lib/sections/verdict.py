@@ -70,6 +70,12 @@ def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}"
 
 
+def share(part: float, whole: float) -> str:
+    """`part` as a percentage of `whole` ("n/a of" a reference that scored 0: a model predicting one
+    class gets a binary F1 of 0)."""
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
 class Measures:
     """One task's rows of a results frame (sections.gather.frame): means over seeds of a series'
     ID or OOD score, remembering the fewest seeds read."""
