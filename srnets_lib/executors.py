@@ -6,7 +6,9 @@ fails (its dependents are reported as failed too)."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -32,15 +34,19 @@ class Outcome:
 
 
 def pending(graph: RunGraph, root: Path) -> list[Node]:
-    """The nodes whose stored result does not serve their request, dependencies first."""
+    """The nodes whose stored result does not serve their request, dependencies first; a finished
+    one is named with why it is computed again (a damaged file, a request it does not cover)."""
     from .fit import reusable
 
     todo = []
     for node in graph:
         run = Run(node.config, root)
         run.release_stale_lock()
-        if reusable(run, node.request) is not None:
+        why = reusable(run, node.request)
+        if why is not None:
             todo.append(node)
+            if run.done:
+                print(f"run {node.key} is computed again: {why}", file=sys.stderr)
     return todo
 
 
@@ -129,10 +135,13 @@ TRANSIENT_RETRIES = 2  # Ray tasks whose worker process died are run again this 
 
 
 def start_ray(address: str | None):
+    """Ray, started here or joined at `address`; its tasks get this process's SRNETS_* settings
+    (a cluster's nodes were started elsewhere, with other environments) and its run store."""
     import ray
 
+    settings = {name: value for name, value in os.environ.items() if name.startswith("SRNETS_")}
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"SRNETS_RUNS": str(paths.runs_root()), "SRNETS_PROGRESS": "0"}})
+             runtime_env={"env_vars": {**settings, "SRNETS_RUNS": str(paths.runs_root()), "SRNETS_PROGRESS": "0"}})
     return ray
 
 

@@ -72,6 +72,7 @@ WEIGHTS = "weights.safetensors"
 LOCK = ".lock"
 FAILED = "failed.json"  # why the last attempt failed (removed when the run finishes)
 CHECKPOINT = "checkpoint.pt"
+ATTEMPTS = "attempts.jsonl"  # each start or resumption of the run's computation: when, where
 
 
 def step_weights(step: int) -> str:

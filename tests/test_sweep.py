@@ -25,10 +25,13 @@ def run_sweep(store, params, *extra, executor="local"):
 
 
 def finished(store) -> dict[str, dict]:
+    """Each finished run's result, without what differs between two computations of it: its time,
+    which process computed it, and its files' checksums (a zip file records when it was written)."""
     out = {}
     for path in store.glob("*/final.json"):
         final = json.loads(path.read_text())
-        final.pop("seconds")
+        final.pop("seconds"), final.pop("files")
+        final["execution"] = {k: v for k, v in final["execution"].items() if k not in ("host", "pid", "node")}
         out[path.parent.name] = final
     return out
 
