@@ -62,6 +62,7 @@ def compute_run(config_json: str, request_json: dict, root: str, *dependencies) 
 
 
 def summary(err: BaseException) -> str:
+    err = getattr(err, "cause", None) or err  # a Ray task's error: the run's own exception, without Ray's traceback
     lines = f"{type(err).__name__}: {err}".strip().splitlines()
     return "\n".join(lines[-8:]) or traceback.format_exc()
 
