@@ -34,9 +34,9 @@ def _run(args) -> int:
     recipes = Recipes(p)
     if not methods.get(method).prunes:
         if "sparsity" in choice:  # it would fine-tune the dense model
+            pruning = ", ".join(m for m in methods.METHODS if methods.get(m).prunes)
             raise params_lib.ParamsError(f"sparsity={choice['sparsity']}: method {method} prunes nothing; give a "
-                                         f"pruning method ({', '.join(m for m in methods.METHODS if methods.get(m).prunes)}) "
-                                         "or leave sparsity out")
+                                         f"pruning method ({pruning}) or leave sparsity out")
         config = recipes.full(task, loss, seed)
     elif choice.get("from", "std") == "pt":
         config = recipes.prune_pt(task, method, loss, sparsity, seed)

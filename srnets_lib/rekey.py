@@ -82,9 +82,9 @@ def _read(folder: Path) -> tuple[dict | None, dict | None]:
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
+        mark, problem = getattr(err, "problem_mark", None), getattr(err, "problem", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ValueError(f"{path}: not YAML ({where}{getattr(err, 'problem', None) or str(err).splitlines()[0]})") from None
+        raise ValueError(f"{path}: not YAML ({where}{problem or str(err).splitlines()[0]})") from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: not a run's config (a mapping of its settings)")
     try:
