@@ -12,10 +12,12 @@ from; pt: the pre-trained model) select it; every other key=value overrides a pa
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from . import methods, paths
 from . import params as params_lib
+from .step import NonFiniteLoss
 
 
 def _run(args) -> int:
@@ -31,6 +33,10 @@ def _run(args) -> int:
     sparsity = choice.get("sparsity", p.preset.sparsities[0])
     recipes = Recipes(p)
     if not methods.get(method).prunes:
+        if "sparsity" in choice:  # it would fine-tune the dense model
+            pruning = ", ".join(m for m in methods.METHODS if methods.get(m).prunes)
+            raise params_lib.ParamsError(f"sparsity={choice['sparsity']}: method {method} prunes nothing; give a "
+                                         f"pruning method ({pruning}) or leave sparsity out")
         config = recipes.full(task, loss, seed)
     elif choice.get("from", "std") == "pt":
         config = recipes.prune_pt(task, method, loss, sparsity, seed)
@@ -83,6 +89,8 @@ def _positive(kind):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not value > 0:
             raise argparse.ArgumentTypeError(f"{text} is not above zero")
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         return value
 
     parse.__name__ = f"positive {kind.__name__}"
@@ -152,6 +160,9 @@ def main(argv=None) -> int:
     except (params_lib.ParamsError, ValueError, OSError) as err:  # bad input, a missing or unwritable file
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except NonFiniteLoss as err:  # a run that diverged: its message says what to change
+        print(f"error: {err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def section(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, 
     read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
     None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
     _check_injected_parameters()
-    params = params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS))
+    params = params_lib.load(params_file or paths.setting("SRNETS_PARAMS", DEFAULT_PARAMS, "a params file"))
     sparsities = None if sparsity is None else [_number("sparsity", sparsity)]
     seeds = _listed(seeds)
     if seeds is not None and not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
@@ -124,7 +124,9 @@ def _number(parameter: str, value) -> float:
 
 
 def _computing(compute) -> bool:
-    return os.environ.get("SRNETS_COMPUTE", "1") != "0" if compute is None else bool(compute)
+    if compute is not None:
+        return bool(compute)
+    return paths.setting("SRNETS_COMPUTE", "1", "0 (gather only) or 1") != "0"
 
 
 class Page:

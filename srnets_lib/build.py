@@ -117,7 +117,8 @@ def corpus_parts(config: RunConfig, request: Request, data: TaskData, tokenizer,
     """Unlabelled text (TAMT): contiguous blocks, MLM-corrupted where the objective predicts tokens,
     the objective's loss against the dense model as teacher, and the held-out MLM and KD losses."""
     tokenizer_id = models.backbone_id(config.backbone, None)
-    train, dev = (corpus.blocks(split, tokenizer, config.max_length, size, tokenizer_id)
+    train, dev = (corpus.blocks(split, tokenizer, config.max_length, size, tokenizer_id,
+                                corpus.origin(config.data, split.name))
                   for split, size in ((data.train, config.data.train_size), (data.dev, config.data.dev_size)))
     loss = pretraining.PretrainingLoss(model, pretraining.teacher_of(model), config.loss, config.precision)
     batches = pretraining.CorpusBatches(train, tokenizer, config.batch_size, config.seed,

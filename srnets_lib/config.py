@@ -35,7 +35,8 @@ METHODS: tuple[str, ...] = Method.__args__
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: `epochs: .inf` would pass `gt=0`, then overflow counting steps
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DataConfig(_Frozen):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -33,15 +34,19 @@ class Outcome:
 
 
 def pending(graph: RunGraph, root: Path) -> list[Node]:
-    """The nodes whose stored result does not serve their request, dependencies first."""
+    """The nodes whose stored result does not serve their request, dependencies first; a finished
+    one is named with why it is computed again (a damaged file, a request it does not cover)."""
     from .fit import reusable
 
     todo = []
     for node in graph:
         run = Run(node.config, root)
         run.release_stale_lock()
-        if reusable(run, node.request) is not None:
+        why = reusable(run, node.request)
+        if why is not None:
             todo.append(node)
+            if run.done:
+                print(f"run {node.key} is computed again: {why}", file=sys.stderr)
     return todo
 
 
@@ -57,6 +62,7 @@ def compute_run(config_json: str, request_json: dict, root: str, *dependencies) 
 
 
 def summary(err: BaseException) -> str:
+    err = getattr(err, "cause", None) or err  # a Ray task's error: the run's own exception, without Ray's traceback
     lines = f"{type(err).__name__}: {err}".strip().splitlines()
     return "\n".join(lines[-8:]) or traceback.format_exc()
 
@@ -136,6 +142,9 @@ WORKER_ENVIRONMENT = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFF
 
 
 def start_ray(address: str | None):
+    """Ray, started here or joined at `address`; its tasks get this process's SRNETS_* and hub
+    settings (WORKER_ENVIRONMENT: a cluster's nodes were started elsewhere, with other environments)
+    and its run store."""
     import ray
 
     shared = {k: v for k, v in os.environ.items() if k.startswith("SRNETS_") or k in WORKER_ENVIRONMENT}

@@ -52,7 +52,7 @@ def reusable(store: Run, request: Request) -> str | None:
         result = store.result()
     except ValueError as err:  # a corrupted final.json: computed again, the new one replaces it
         return str(err)
-    why = result.covers(request)
+    why = result.covers(request) or store.damage(result, request)
     if why is not None:
         return why
     try:
@@ -230,8 +230,7 @@ class Loop:
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights,
             levels_read=None if self.request.levels is None or not run.schedule.levels
             else sorted(self.levels, key=float))
-        store.finish(result)
-        return result
+        return store.finish(result)
 
 
 ROW_FIELDS = ("step", "epoch", "sparsity", "loss")  # an evaluation row's fields besides its scores

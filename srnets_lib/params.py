@@ -10,17 +10,20 @@ by key, lists are replaced, and its `overrides` come after the base's. A file ha
   execution: how runs execute, not part of their key (evaluation batch size, OOD evaluations)
   sections:  per-notebook settings (e.g. section 5.1's fine-tuning fractions)
 Command-line style overrides (`key=value`, dotted for nested fields) are applied last,
-after the file's overrides, so they win.
-Everything is validated on load, before any work starts.
+after the file's overrides, so they win; a dotted key reaches any block (`execution.eval_ood=every`,
+`tamt.sparsities=[0.7]`), and an error it causes is blamed on the command line.
+Everything is validated on load, before any work starts. A key given twice in one mapping, YAML
+anchors and aliases, and numbers that are not finite are refused.
 """
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from . import paths
 from . import methods
@@ -45,7 +48,61 @@ class ParamsError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class _Refused(yaml.YAMLError):
+    """What _Loader refuses, with where (mark: the line)."""
+
+    def __init__(self, mark, message: str):
+        super().__init__(message)
+        self.line = mark.line + 1
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing what would silently change what a params file says: a key
+    given twice in one mapping (PyYAML keeps the last, so a second `defaults:` block replaces the
+    whole first one), and anchors and aliases (nested, a few lines expand to gigabytes, and
+    nothing in a params file needs them), refused before anything expands."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise _Refused(event.start_mark, "YAML anchors and aliases (&name, *name) are not accepted in params; "
+                                             "write the values out")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        first = {}  # key -> the line it was first given on
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)):  # not hashable; pydantic refuses it later
+                continue
+            if key in first:
+                raise _Refused(key_node.start_mark, f"key {shown(key)} is given twice (first on line {first[key]})")
+            first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+def _yaml(text: str):
+    return yaml.load(text, Loader=_Loader)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 3, 60, 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+
+
+def shown(value, limit: int = 60) -> str:
+    """`value` as an error quotes it: at most about a line, a longer string cut with its length."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    return _SHORT.repr(value)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """Command-line text as an error quotes it (unquoted), cut like `shown`."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 class Preset(_Strict):
@@ -76,7 +133,7 @@ class Override(_Strict):
             known = SELECTOR_VALUES.get(name)
             for value in (wanted if isinstance(wanted, list) else [wanted]):
                 if known is not None and value not in known:
-                    raise ValueError(f"selector {name}: {value!r} never matches; accepted: {list(known)}")
+                    raise ValueError(f"selector {name}: {shown(value)} never matches; accepted: {list(known)}")
         return when
 
     def matches(self, facts: dict[str, str]) -> bool:
@@ -204,6 +261,7 @@ class Params(_Strict):
     tamt: Tamt = Tamt()
     forced: dict[str, Any] = {}  # command-line run-field overrides: applied after `overrides`
     source: str = "<memory>"
+    _given: dict[str, str] = PrivateAttr(default_factory=dict)  # forced's command-line keys -> key=value
 
     def run(self, task: str, method: str = "finetune", loss: str = "std", **fields) -> RunConfig:
         """Resolve one run's config: defaults, then matching overrides, then `fields`."""
@@ -224,7 +282,7 @@ class Params(_Strict):
         try:
             return RunConfig(**values)
         except ValidationError as err:
-            raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{_explain(err)}") from None
+            raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{_explain(err, self._given)}") from None
 
     def seeds_for(self, section: str) -> list[int]:
         """A section's seeds (Part II: the mask seeds; each mask is fine-tuned with tamt.finetune_seeds)."""
@@ -266,7 +324,9 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     if path.resolve() in seen:
         raise ParamsError(f"{path}: `base` files form a cycle")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = _yaml(path.read_text(encoding="utf-8"))
+    except _Refused as err:
+        raise ParamsError(f"{path}, line {err.line}: {err}") from None
     except yaml.YAMLError as err:
         raise ParamsError(f"{path}: not valid YAML: {err}") from None
     except UnicodeDecodeError as err:
@@ -286,24 +346,30 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
     path = paths.project_file(path)
     raw = _read(path)
     items = parse_overrides(overrides) if isinstance(overrides, list) else dict(overrides or {})
+    texts = dict(zip(items, overrides)) if isinstance(overrides, list) else {k: f"{k}={v}" for k, v in items.items()}
     for key in items:
-        _drop_section_choices(raw, key)
+        _drop_section_choices(raw, key.removeprefix("preset."))
+    given, run_given = {}, {}  # where each command-line key went (Params / RunConfig) -> its key=value
     for key, value in items.items():
         head = key.split(".")[0]
         if head in Preset.model_fields:
-            raw.setdefault("preset", {})[head] = value
+            where = f"preset.{key}"
         elif head in Sections.model_fields:
-            raw.setdefault("sections", {})[head] = value
+            where = f"sections.{key}"
         elif head in Execution.model_fields:
-            raw.setdefault("execution", {})[head] = value
-        elif head == "tamt":  # tamt.sparsities=[0.7]
-            _set_dotted(raw, key, value)
+            where = f"execution.{key}"
+        elif head in Params.model_fields and head != "source":  # execution.eval_ood=every, tamt.sparsities=[0.7]
+            where = key
         else:
-            _set_dotted(raw.setdefault("forced", {}), key, value)
+            where, run_given[key] = f"forced.{key}", _cut(texts[key])
+        _set_dotted(raw, where, value)
+        given[where] = _cut(texts[key])
     try:
         params = Params(**raw, source=str(path))
     except ValidationError as err:
-        raise ParamsError(f"{path}:\n{_explain(err)}") from None
+        header = f"{path} with the command line's overrides" if _blamed(err, given) else str(path)
+        raise ParamsError(f"{header}:\n{_explain(err, given)}") from None
+    params._given = run_given
     _validate_runs(params)
     return params
 
@@ -336,9 +402,12 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     parsed = {}
     for item in items:
         if "=" not in item:
-            raise ParamsError(f"override {item!r} is not of the form key=value")
+            raise ParamsError(f"override {shown(item)} is not of the form key=value")
         key, value = item.split("=", 1)
-        parsed[key.strip()] = yaml.safe_load(value)
+        try:
+            parsed[key.strip()] = _yaml(value)
+        except yaml.YAMLError as err:
+            raise ParamsError(f"override {shown(item)}: {str(err).splitlines()[0]}") from None
     return parsed
 
 
@@ -351,17 +420,31 @@ def _validate_runs(params: Params) -> None:
         params.run(task, "mask", "poe", sparsity=sparsity)
 
 
-def _explain(err: ValidationError) -> str:
+def _explain(err: ValidationError, given: dict[str, str] | None = None) -> str:
+    """One line per error, naming the key, what was expected and the value (shown: at most a
+    line); an error a command-line override caused (`given`: its key -> key=value) says so."""
     lines = []
     for e in err.errors():
         where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        origin = _origin(where, given)
+        blame = f", set on the command line ({origin})" if origin else ""
         if e["type"] == "extra_forbidden":
-            lines.append(f"  unknown key '{where}' (typo?)")
+            lines.append(f"  unknown key '{where.removeprefix('forced.')}' (typo?){blame}")
         elif not e["loc"]:  # a rule across fields: its message names them
             lines.append(f"  {e['msg'].removeprefix('Value error, ')}")
         else:
-            lines.append(f"  {where}: {e['msg']} (got {e.get('input')!r})")
+            lines.append(f"  {where}: {e['msg']} (got {shown(e.get('input'))}){blame}")
     return "\n".join(lines)
+
+
+def _origin(where: str, given: dict[str, str] | None) -> str | None:
+    """The command-line key=value that set `where` (or a key inside it, or a block holding it)."""
+    return next((text for key, text in (given or {}).items()
+                 if where == key or where.startswith(key + ".") or key.startswith(where + ".")), None)
+
+
+def _blamed(err: ValidationError, given: dict[str, str]) -> bool:
+    return any(_origin(".".join(str(p) for p in e["loc"]), given) for e in err.errors())
 
 
 def _set_dotted(target: dict, key: str, value: Any) -> None:

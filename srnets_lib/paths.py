@@ -11,11 +11,21 @@ PARAMS_DIR = PROJECT_ROOT / "params"
 BOOK_DIR = PROJECT_ROOT / "book"
 
 
+def setting(name: str, default: str | None, expected: str) -> str | None:
+    """The environment variable `name` (an SRNETS_* setting), `default` where it is unset. Set
+    but empty, it is refused by name: `SRNETS_RUNS=` once made the working directory the store."""
+    value = os.environ.get(name)
+    if value is not None and not value.strip():
+        raise ValueError(f"{name} is set but empty: unset it, or set it to {expected}")
+    return default if value is None else value
+
+
 def runs_root() -> Path:
     """The run store: $SRNETS_RUNS, else runs/ at the project root of a checkout (wherever the
     process runs: Jupyter Book executes notebooks in book/), else ./runs."""
-    if "SRNETS_RUNS" in os.environ:
-        return Path(os.environ["SRNETS_RUNS"]).resolve()
+    chosen = setting("SRNETS_RUNS", None, "the run store's folder")
+    if chosen is not None:
+        return Path(chosen).resolve()
     return PROJECT_ROOT / "runs" if PARAMS_DIR.is_dir() else Path("runs").resolve()
 
 
@@ -72,6 +82,7 @@ WEIGHTS = "weights.safetensors"
 LOCK = ".lock"
 FAILED = "failed.json"  # why the last attempt failed (removed when the run finishes)
 CHECKPOINT = "checkpoint.pt"
+ATTEMPTS = "attempts.jsonl"  # each start or resumption of the run's computation: when, where
 
 
 def step_weights(step: int) -> str:

@@ -56,9 +56,10 @@ def v3_key(raw: dict) -> str:
     return f"{config.task}-{config.method}-{config.loss}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
 
-def converted(folder: Path, raw: dict, config: RunConfig) -> RunResult:
-    """The run's version-3 final.json as a RunResult recording what the folder holds."""
-    final = json.loads((folder / paths.FINAL).read_text())
+def converted(folder: Path, raw: dict, config: RunConfig, final: dict | None = None) -> RunResult:
+    """The run's version-3 final.json (`final`, else read) as a RunResult recording what the
+    folder holds; it records no file checksums, so its files are checked by reading them."""
+    final = final if final is not None else json.loads((folder / paths.FINAL).read_text())
     kept = [s for s in raw.get("keep_steps", []) if (folder / paths.step_weights(s)).is_file()]
     return RunResult.model_validate({
         **final, "key": config.key(), "data_fingerprint": current_fingerprints(config.task, config.data),
@@ -70,25 +71,59 @@ def _coverage(result: RunResult) -> tuple:
     return result.ood_every, result.weights, len(result.kept_steps)
 
 
+class RekeyError(ValueError):
+    """Folders of the store that cannot be read; nothing was moved."""
+
+
+def _read(folder: Path) -> tuple[dict | None, dict | None]:
+    """(config.yaml, final.json) of a finished folder, final.json only for a version-3 run (None
+    for a version-4 run, which stays); raises ValueError naming the file that cannot be read."""
+    path = folder / paths.CONFIG
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark, problem = getattr(err, "problem_mark", None), getattr(err, "problem", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ValueError(f"{path}: not YAML ({where}{problem or str(err).splitlines()[0]})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: not a run's config (a mapping of its settings)")
+    try:
+        same = v3_key(raw) == folder.name
+    except ValueError:
+        same = False
+    if not same:  # a version-4 run, or not computed with these settings
+        return raw, None
+    path = folder / paths.FINAL
+    try:
+        return raw, json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not JSON ({err.msg} at line {err.lineno}, column {err.colno}; cut short?)") from None
+
+
 def rekey(root: Path, dry_run: bool = False) -> dict[str, int]:
-    """Move every finished version-3 run of `root` to its version-4 key; counts by outcome."""
-    counts, placed = {"moved": 0, "superseded": 0, "skipped": 0, "unfinished": 0}, {}
+    """Move every finished version-3 run of `root` to its version-4 key; counts by outcome. Every
+    folder is read first: if any cannot be (RekeyError names each), nothing is moved."""
+    counts, found, bad = {"moved": 0, "superseded": 0, "skipped": 0, "unfinished": 0}, [], []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         if not (folder / paths.CONFIG).is_file() or not (folder / paths.FINAL).is_file():
             counts["unfinished"] += 1
             continue
-        raw = yaml.safe_load((folder / paths.CONFIG).read_text())
         try:
-            same = v3_key(raw) == folder.name
-        except ValueError:
-            same = False
-        if not same:  # a version-4 run, or not computed with these settings
-            counts["skipped"] += 1
-            continue
-        config = RunConfig.model_validate(scientific(raw))
-        result, target = converted(folder, raw, config), root / config.key()
-        previous = placed.get(target.name) or (
-            RunResult.model_validate_json((target / paths.FINAL).read_text()) if target.exists() else None)
+            raw, final = _read(folder)
+            if final is None:
+                counts["skipped"] += 1
+                continue
+            config = RunConfig.model_validate(scientific(raw))
+            found.append((folder, config, converted(folder, raw, config, final)))
+        except ValueError as err:  # a config, result or data that cannot be read: named, nothing moved
+            bad.append(str(err).splitlines()[0])
+    if bad:
+        raise RekeyError(f"{len(bad)} folder(s) of {root} cannot be read, so nothing was moved:"
+                         + "".join(f"\n- {line}" for line in bad))
+    placed = {}
+    for folder, config, result in found:
+        target = root / config.key()
+        previous = placed.get(target.name) or (_stored(target) if target.exists() else None)
         keep = previous is None or _coverage(result) > _coverage(previous)
         counts["superseded"] += previous is not None  # this run, or the one it displaces
         counts["moved"] += keep and target.name not in placed
@@ -98,6 +133,15 @@ def rekey(root: Path, dry_run: bool = False) -> dict[str, int]:
         if not dry_run:
             _move(folder, target, result, config, keep)
     return counts
+
+
+def _stored(folder: Path) -> RunResult | None:
+    """A version-4 run's result where rekey would move another; None if it cannot be read (a sweep
+    would compute it again: the moved run replaces it)."""
+    try:
+        return RunResult.model_validate_json((folder / paths.FINAL).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _move(folder: Path, target: Path, result: RunResult, config: RunConfig, keep: bool) -> None:

@@ -1,7 +1,9 @@
 """The typed result of a finished run: the schema of its final.json, with a version.
 
 Besides the scores it records what the run left behind, so a later request is served by it only
-if it covers what is asked (`covers`), and the fingerprint of the data it read, checked on reuse.
+if it covers what is asked (`covers`), the fingerprint of the data it read, checked on reuse, and
+the size and CRC-32 of each file it left for others to read (`files`), checked on reuse too
+(runs.Run.damage), so a file damaged since (an interrupted copy, a full disk) is found.
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from pydantic import BaseModel, ConfigDict
 
 from .request import Request
 
-SCHEMA_VERSION = 2  # 1: the untyped final.json of algorithm version 3 (`python -m srnets_lib rekey` converts)
+# 1: the untyped final.json of algorithm version 3 (`python -m srnets_lib rekey` converts); 2: no
+# `files` (its files are checked by reading them); 3: `files`
+SCHEMA_VERSION = 3
+
+
+class StoredFile(BaseModel):
+    """A file a run left behind, as it was when the run finished."""
+
+    model_config = ConfigDict(extra="forbid")
+    bytes: int
+    crc32: str  # zlib's CRC-32, 8 hex digits
 
 
 class LevelResult(BaseModel):
@@ -66,6 +78,9 @@ class RunResult(BaseModel):
     kept_steps: list[int] = []  # weights kept after these steps
     weights: bool = False  # selected weights kept
     levels_read: Optional[list[str]] = None  # IMP: the levels scored (`levels`), when not every one was
+    # its masks, predictions and kept weights (file name -> size and checksum); empty when written
+    # before they were recorded, or converted by rekey: those files are checked by reading them
+    files: dict[str, StoredFile] = {}
 
     def covers(self, request: Request) -> str | None:
         """None if this result serves `request`, else why not."""

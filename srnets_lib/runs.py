@@ -7,8 +7,14 @@ file I/O of a run goes through `Run`:
   runs/<key>/weights.safetensors  trained tensors, where a request asks for them
   runs/<key>/weights_step<n>.safetensors  ... after n steps (section 5.1)
   runs/<key>/checkpoint.pt  resume point of an unfinished run
-  runs/<key>/final.json     the RunResult, written last, atomically (temp + rename): no final.json = not done
+  runs/<key>/final.json     the RunResult, written last, atomically (temp + rename): no final.json = not done;
+                            it records the size and CRC-32 of the masks, predictions and weights above
   runs/<key>/failed.json    why its last attempt failed (the error, when, where); removed when it finishes
+  runs/<key>/attempts.jsonl each start or resumption of its computation: when, host, pid, Ray node
+
+A finished run serves a request only if the files the request reads are as they were written
+(Run.damage): a file cut or changed since (an interrupted copy, a full disk) is named, the run is
+computed again by the next sweep, and the pages show it as damaged meanwhile.
 
 Several processes may share a store: a run is claimed by creating runs/<key>/.lock
 exclusively and touching it while computing (a heartbeat); another process that needs the run
@@ -24,6 +30,7 @@ import socket
 import sys
 import threading
 import time
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,10 +38,11 @@ import numpy as np
 import torch
 import yaml
 
-from . import paths, pruning
+from . import paths, pruning, runtime
 from .models import copy_into
 from .config import RunConfig, describe
-from .result import RunResult
+from .request import Request
+from .result import RunResult, StoredFile
 
 
 class RunBusy(RuntimeError):
@@ -93,7 +101,11 @@ class Run:
         path = self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: run {self.key} kept no weights here")
-        tensors = load_file(str(path))
+        try:
+            tensors = load_file(str(path))
+        except Exception as err:  # SafetensorError: cut short, or not safetensors at all
+            raise ValueError(f"{path}: not a readable weights file ({_first_line(err)}); the next sweep "
+                             f"computes run {self.key} again") from None
         own = dict(model.named_parameters())
         for key, value in tensors.items():
             if key not in own:
@@ -101,6 +113,31 @@ class Run:
             if own[key].shape != value.shape:
                 raise ValueError(f"{path}: {key} has shape {tuple(value.shape)}, model has {tuple(own[key].shape)}")
         copy_into(model, tensors)
+
+    # --- whether what it left behind is whole ------------------------------------------------------
+    def inventory(self) -> dict[str, StoredFile]:
+        """The size and CRC-32 of every mask, predictions and weights file the run holds (final.json
+        records them). CRC-32, as zip files check their members: a cut, a hole or a flipped byte is
+        found at about 4 GB/s (a BERT-base weights file in a tenth of a second), and nothing here
+        guards against a deliberate edit, which could rewrite final.json as well."""
+        return {path.name: StoredFile(bytes=path.stat().st_size, crc32=_crc32(path)) for path in self._artifacts()}
+
+    def damage(self, result: RunResult, request: Request | None = None) -> str | None:
+        """None if every file `request` reads from this finished run is whole, else which one is not
+        and why. Masks and predictions are read by every request (the runs fine-tuning a mask, the
+        pages: `request` None), kept weights by those asking for them. A result that records no
+        files (written before they were recorded) has its files read instead."""
+        wanted = _weights_read(request)
+        for path in [self.file(name) for name in sorted(result.files)] if result.files else self._artifacts():
+            if path.name.endswith(".safetensors") and path.name not in wanted:
+                continue
+            why = _checked(path, result.files[path.name]) if result.files else _unreadable(path)
+            if why:
+                return why
+        return None
+
+    def _artifacts(self) -> list[Path]:
+        return sorted(p for pattern in ARTIFACTS for p in self.dir.glob(pattern))
 
     def checkpoint(self) -> dict | None:
         """The resume point, or None (none, cut short by a crash, or another run's)."""
@@ -115,9 +152,17 @@ class Run:
 
     # --- writing ------------------------------------------------------------------------------
     def begin(self, resume_at: int | None) -> None:
-        """Write config.yaml; keep the evaluations up to `resume_at` (None: a fresh start)."""
+        """Write config.yaml; keep the evaluations up to `resume_at` (None: a fresh start, which
+        also removes the masks, predictions and weights an earlier computation left: a damaged
+        one is never recorded as this computation's). Log the attempt (attempts.jsonl)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self.file(paths.FINAL).unlink(missing_ok=True)  # a result that did not serve its request
+        if resume_at is None:
+            for path in self._artifacts():
+                path.unlink(missing_ok=True)
+        with self.file(paths.ATTEMPTS).open("a") as handle:
+            handle.write(json.dumps({"at": time.strftime("%Y-%m-%d %H:%M:%S"), **runtime.where(),
+                                     "resumed_at": resume_at}) + "\n")
         atomic_write(self.file(paths.CONFIG), yaml.safe_dump(describe(self.config), sort_keys=True))
         kept = [] if resume_at is None else [r for r in self.metrics() if r["step"] <= resume_at]
         atomic_write(self.file(paths.METRICS), "".join(json.dumps(r) + "\n" for r in kept))
@@ -140,24 +185,35 @@ class Run:
 
     def predictions(self, level: float | None = None) -> dict[str, np.ndarray] | None:
         """The stored predictions (save_predictions); None for a run finished without them."""
-        return _read_arrays(self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS))
+        path = self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS)
+        try:
+            return _read_arrays(path)
+        except Exception as err:  # BadZipFile, a cut member: never a bare zip error naming no file
+            raise ValueError(f"{path}: not a readable predictions file ({_first_line(err)})") from None
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
-        from safetensors.torch import save_file
+        from safetensors.torch import save
 
         path = self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
-        with paths.replacing(path) as tmp:
-            save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp))
+        # written from Python, so a full disk is an OSError naming the file (paths.replacing)
+        with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
+            handle.write(save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}))
 
     def save_checkpoint(self, state: dict) -> None:
         path = self.file(paths.CHECKPOINT)
-        with paths.replacing(path) as tmp:
-            torch.save({**state, "key": self.key}, tmp)
+        # through a Python file: torch.save to a path reports a full disk as "enforce fail at
+        # inline_container.cc", naming no file
+        with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
+            torch.save({**state, "key": self.key}, handle)
 
-    def finish(self, result: RunResult) -> None:
+    def finish(self, result: RunResult) -> RunResult:
+        """Write `result` as final.json with the sizes and checksums of the files the run holds;
+        return it as written."""
+        result = result.model_copy(update={"files": self.inventory()})
         atomic_write(self.file(paths.FINAL), result.model_dump_json(indent=2))
         self.file(paths.CHECKPOINT).unlink(missing_ok=True)
         self.file(paths.FAILED).unlink(missing_ok=True)
+        return result
 
     # --- claiming -----------------------------------------------------------------------------
     def release_stale_lock(self) -> None:
@@ -203,10 +259,91 @@ def _acquire(run: Run, wait: bool) -> Path:
             raise RunBusy(f"run {run.key} is being computed by {_holder(lock)}")
         if state == "alive":
             if not said:
-                print(f"run {run.key} is being computed by {_holder(lock)}: waiting for it", file=sys.stderr)
+                print(_waiting(run, lock), file=sys.stderr)
                 said = True
             time.sleep(WAIT_POLL_SECONDS)
     return lock
+
+
+def _waiting(run: Run, lock: Path) -> str:
+    """One line: who holds the run, its lock file and last heartbeat, and for another host's lock
+    the command that clears it if that host is gone (it is never taken over from here)."""
+    holder = _holder(lock)
+    try:
+        age = f"{time.time() - lock.stat().st_mtime:.0f} s ago"
+    except FileNotFoundError:
+        age = "just now"
+    other = holder.rpartition(":")[0] not in ("", socket.gethostname())
+    return (f"run {run.key} is being computed by {holder}: waiting for it (its lock {lock}, last heartbeat {age}"
+            + (f"; if that host is gone, clear it: rm {lock})" if other else ")"))
+
+
+# what a run leaves for others to read: final.json records each one's size and checksum
+ARTIFACTS = ("mask*.npz", "predictions*.npz", "weights*.safetensors")
+# files found whole (or not) in this process, by path, size, mtime and inode: a page or a sweep
+# asking again reads none of them twice
+_CHECKED: dict[tuple, str | None] = {}
+
+
+def _weights_read(request: Request | None) -> set[str]:
+    """The weights files `request` reads (a page: none)."""
+    if request is None:
+        return set()
+    return {paths.step_weights(s) for s in request.keep_steps} | ({paths.WEIGHTS} if request.weights else set())
+
+
+def _identity(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
+def _crc32(path: Path) -> str:
+    crc = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            crc = zlib.crc32(chunk, crc)
+    return f"{crc:08x}"
+
+
+def _checked(path: Path, record: StoredFile) -> str | None:
+    """None if `path` has the size and CRC-32 recorded when its run finished, else what differs."""
+    try:
+        identity = _identity(path)
+    except FileNotFoundError:
+        return f"{path}: missing (final.json records {record.bytes} bytes)"
+    if identity[0] != record.bytes:
+        return f"{path}: damaged ({identity[0]} bytes, {record.bytes} recorded when its run finished)"
+    key = (str(path), *identity, record.crc32)
+    if key not in _CHECKED:
+        crc = _crc32(path)
+        _CHECKED[key] = None if crc == record.crc32 else (
+            f"{path}: damaged (its CRC-32 {crc} is not the {record.crc32} recorded when its run finished)")
+    return _CHECKED[key]
+
+
+def _unreadable(path: Path) -> str | None:
+    """None if `path` (npz or safetensors) reads whole, else why not (a file no checksum was
+    recorded for: written before they were)."""
+    try:
+        key = (str(path), *_identity(path), "read")
+    except FileNotFoundError:
+        return f"{path}: missing"
+    if key not in _CHECKED:
+        try:
+            if path.suffix == ".npz":
+                _read_arrays(path)
+            else:
+                from safetensors.torch import load_file
+
+                load_file(str(path))
+            _CHECKED[key] = None
+        except Exception as err:  # a cut zip, a cut member (zlib, CRC), a cut safetensors header
+            _CHECKED[key] = f"{path}: not readable ({_first_line(err)})"
+    return _CHECKED[key]
+
+
+def _first_line(err: BaseException) -> str:
+    return f"{type(err).__name__}: " + (str(err).strip().splitlines() or [""])[0][:200]
 
 
 def _write_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
+import sys
 import warnings
 
 import torch
@@ -80,9 +82,19 @@ def fallback_warning(err: Exception, what: str, stacklevel: int = 2) -> str:
     return reason
 
 
+def where() -> dict:
+    """Which process computes a run: its host, its pid, and inside a Ray worker the Ray node's id
+    (a cluster's nodes may share a host)."""
+    info = {"host": socket.gethostname(), "pid": os.getpid(), "node": None}
+    ray = sys.modules.get("ray")  # never imported here: only a process that runs Ray has a node
+    if ray is not None and ray.is_initialized():
+        info["node"] = ray.get_runtime_context().get_node_id()
+    return info
+
+
 def describe() -> dict:
-    """What final.json records about the execution."""
-    info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__}
+    """What final.json records about the execution (and where it finished: `where`)."""
+    info = {"device": device().type, "compiled": compiled(), "torch": torch.__version__, **where()}
     if device().type == "cuda":
         info["gpu"] = torch.cuda.get_device_name()
     else:  # CPU float results depend on the instruction set and the thread count (docs/MEASUREMENTS.md)

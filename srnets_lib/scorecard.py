@@ -7,7 +7,6 @@ Everything is read from the run store (gathered, never computed) and paper_numbe
 from __future__ import annotations
 
 import html
-import os
 
 import numpy as np
 import pandas as pd
@@ -26,7 +25,7 @@ def build(params_file=None) -> "Scorecard":
     else params/toy.yaml)."""
     from .book import DEFAULT_PARAMS
 
-    return Scorecard(params_lib.load(params_file or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS)))
+    return Scorecard(params_lib.load(params_file or paths.setting("SRNETS_PARAMS", DEFAULT_PARAMS, "a params file")))
 
 
 def gathered(name: str, params):

@@ -158,8 +158,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--by", choices=["runs", "notebooks"], default="runs",
                         help="one job per run (default) or per (notebook, seed, sparsity) via papermill")
     parser.add_argument("--out", default="book/_executed", help="--by notebooks: where executed notebooks go")
-    parser.add_argument("--executor", choices=["ray", "local"], default=os.environ.get("SRNETS_EXECUTOR", "ray"),
-                        help="ray (default: a local instance, or --address) or local (in this process)")
+    parser.add_argument("--executor", choices=EXECUTORS, type=_executor,
+                        default=_FromEnvironment(os.environ.get("SRNETS_EXECUTOR", "ray")),
+                        help="ray (default: a local instance, or --address; $SRNETS_EXECUTOR sets another) or local "
+                             "(in this process)")
     parser.add_argument("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto")
     parser.add_argument("--full", action="store_true",
                         help="also the opt-in pages (TAMT figures 6, 7, 9: make book-full)")
@@ -167,6 +169,23 @@ def add_arguments(parser) -> None:
                         help="only the notebooks of Part I (SRNets) or Part II (TAMT) (make book PART=1)")
     parser.add_argument("--runs-per-gpu", type=int, default=RUNS_PER_GPU,
                         help=f"runs sharing one GPU (Ray fractional GPUs; default {RUNS_PER_GPU}, measured on an H100)")
+
+
+EXECUTORS = ("ray", "local")
+
+
+class _FromEnvironment(str):
+    """--executor's default, read from $SRNETS_EXECUTOR."""
+
+
+def _executor(text: str) -> str:
+    """--executor's type: argparse checks a default against `choices` only through its type."""
+    if isinstance(text, _FromEnvironment) and text not in EXECUTORS:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"$SRNETS_EXECUTOR={str(text)!r}: invalid choice (choose from "
+                                         f"{', '.join(EXECUTORS)})")
+    return str(text)
 
 
 class Terminated(BaseException):

@@ -247,3 +247,120 @@ def test_a_notebook_parameter_of_the_wrong_kind_is_named(parameters, message):
 
     with pytest.raises(ValueError, match=message):
         book.section("sec4_2", compute=False, **parameters)
+
+
+# --- settings that cannot be silently replaced -----------------------------------------------------
+
+def test_a_key_given_twice_is_refused_with_file_line_and_key(tmp_path):
+    """PyYAML keeps the last of two equal keys: a second `defaults:` block would replace the whole
+    first one (the toy's backbone and sizes with the library's defaults)."""
+    bad = tmp_path / "twice.yaml"
+    toy = open("params/toy.yaml").read()
+    bad.write_text(toy + "defaults:\n  lr: 1.0e-3\n")
+    line = toy.count("\n") + 1
+    with pytest.raises(params.ParamsError, match=rf"twice.yaml, line {line}: key 'defaults' is given twice "
+                                                 rf"\(first on line \d+\)"):
+        params.load(bad)
+    bad.write_text("name: x\ndescription: y\npreset: {seeds: [1], sparsities: [0.5], tasks: [nli]}\n"
+                   "defaults:\n  lr: 1.0e-3\n  epochs: 2\n  lr: 2.0e-3\n")
+    with pytest.raises(params.ParamsError, match=r"twice.yaml, line 7: key 'lr' is given twice \(first on line 5\)"):
+        params.load(bad)
+
+
+def test_yaml_aliases_are_refused_before_they_expand(tmp_path):
+    """A 1.5 KB file of nested aliases expands to hundreds of MB: refused when read, in one line."""
+    import time
+
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("name: bomb\ndescription: x\npreset: {seeds: [1], sparsities: [0.5], tasks: [nli]}\n"
+                    "defaults:\n" + "".join(f"  {line}\n" for line in levels) + "  lr: *a8\n")
+    started = time.time()
+    with pytest.raises(params.ParamsError) as err:
+        params.load(bomb)
+    assert time.time() - started < 5
+    message = str(err.value)
+    assert message.startswith(f"{bomb}, line 5: YAML anchors and aliases") and len(message) < 300
+    with pytest.raises(params.ParamsError, match="aliases"):
+        params.load("params/toy.yaml", ["tasks=[&t nli, *t]"])
+
+
+@pytest.mark.parametrize("override", ["epochs=inf", "epochs=.inf", "lr=.nan", "max_grad_norm=1e999",
+                                      "data.bias_strength=.nan", "sections.imp_target=.inf"])
+def test_a_number_that_is_not_finite_is_refused_by_name(override):
+    with pytest.raises(params.ParamsError, match=rf"{override.split('=')[0].split('.')[-1]}: .*finite"):
+        params.load("params/toy.yaml", [override])
+
+
+@pytest.mark.parametrize("command", [["plan", "book/sec4_4.ipynb", "--set", "epochs=inf"],
+                                     ["run", "params/toy.yaml", "epochs=inf"]])
+def test_plan_and_run_refuse_an_infinite_number_of_epochs_in_one_line(command, store, capsys):
+    from srnets_lib.__main__ import main
+
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert "epochs: Input should be a finite number (got 'inf'), set on the command line (epochs=inf)" in err
+    assert "input_value" not in err
+    assert "OverflowError" not in err and len(err.strip().splitlines()) <= 3
+
+
+def test_an_error_quotes_a_value_at_most_a_line_long(tmp_path):
+    huge = "x" * 5_000_000
+    bad = tmp_path / "huge.yaml"
+    bad.write_text(open("params/toy.yaml").read().replace("lr: 5.0e-4", f"lr: {huge}"))
+    with pytest.raises(params.ParamsError) as err:
+        params.load(bad)
+    lines = str(err.value).splitlines()
+    assert any("lr: Input should be a valid number" in line and "(5000000 characters)" in line for line in lines)
+    assert max(len(line) for line in lines) <= 300
+    with pytest.raises(params.ParamsError) as err:
+        params.load("params/toy.yaml", [f"tasks={huge}"])
+    assert max(len(line) for line in str(err.value).splitlines()) <= 300
+
+
+@pytest.mark.parametrize("override, read", [
+    ("execution.eval_ood=every", lambda p: p.execution.eval_ood == "every"),
+    ("sections.imp_target=0.8", lambda p: p.sections.imp_target == 0.8),
+    ("preset.seeds=[3]", lambda p: p.preset.seeds == [3]),
+    ("tamt.sparsities=[0.7]", lambda p: p.tamt.sparsities == [0.7]),
+    ("defaults.lr=0.25", lambda p: p.run("nli").lr == 0.25),
+    ("data.train_size=64", lambda p: p.run("nli").data.train_size == 64),
+])
+def test_the_command_line_reaches_every_block_of_a_params_file(override, read):
+    assert read(params.load("params/toy.yaml", [override]))
+
+
+@pytest.mark.parametrize("override, where", [("bogus=1", "bogus"), ("execution.bogus=1", "execution.bogus"),
+                                             ("data.bogus=1", "data.bogus"), ("tamt.bogus=1", "tamt.bogus")])
+def test_an_unknown_key_on_the_command_line_is_blamed_on_the_command_line(override, where):
+    with pytest.raises(params.ParamsError) as err:
+        params.load("params/toy.yaml", [override])
+    assert f"unknown key '{where}' (typo?), set on the command line ({override})" in str(err.value)
+    bad = "params/toy.yaml"
+    assert f"{bad}:\n" not in str(err.value)  # the file is not blamed
+
+
+@pytest.mark.parametrize("variable, read", [
+    ("SRNETS_RUNS", lambda: paths.runs_root()),
+    ("SRNETS_PARAMS", lambda: __import__("srnets_lib.book").book.section("sec4_2", compute=False)),
+    ("SRNETS_COMPUTE", lambda: __import__("srnets_lib.book").book._computing(None)),
+    ("SRNETS_CHECKPOINT_SECONDS", lambda: __import__("srnets_lib.fit").fit.checkpoint_seconds()),
+    ("SRNETS_COMPILE", lambda: __import__("srnets_lib.runtime").runtime.compiled()),
+])
+def test_a_setting_set_but_empty_is_refused_by_name(monkeypatch, variable, read):
+    """SRNETS_RUNS= once made the working directory the run store."""
+    monkeypatch.setenv(variable, "")
+    with pytest.raises(ValueError, match=rf"\$?{variable}.*(empty|expected)"):
+        read()
+
+
+def test_an_empty_run_store_variable_stops_the_command_line_in_one_line(monkeypatch, tmp_path, capsys):
+    from srnets_lib.__main__ import main
+
+    monkeypatch.setenv("SRNETS_RUNS", "")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(paths.PARAMS_DIR / "toy.yaml"), "backbone=tiny", "data.train_size=16"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: SRNETS_RUNS is set but empty") and len(err.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir())  # nothing written where the command ran

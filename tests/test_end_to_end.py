@@ -302,3 +302,26 @@ def test_qqp_records_binary_f1_accuracy_and_weighted_f1_at_every_evaluation(stor
     predictions = evaluation.predict(run.model, dev, 16, 0).argmax(axis=1)
     for metric in ("accuracy", "weighted_f1"):
         assert result.scores[f"dev_{metric}"] == pytest.approx(split_metric(metric, run.data.dev, predictions))
+
+
+def test_a_sparsity_given_to_a_dense_method_is_refused(store, capsys):
+    """`run method=finetune sparsity=0.5` used to fine-tune a dense model without a word."""
+    from srnets_lib.__main__ import main
+
+    assert main(["run", "params/toy.yaml", "backbone=tiny", "num_layers=null", "data.train_size=32",
+                 "method=finetune", "sparsity=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: sparsity=0.5: method finetune prunes nothing") and len(err.strip().splitlines()) == 1
+    assert not any(store.glob("*/final.json"))
+
+
+def test_a_diverging_run_ends_with_its_one_line_message(store):
+    out = subprocess.run([sys.executable, "-m", "srnets_lib", "run", "params/toy.yaml", "backbone=tiny",
+                          "num_layers=null", "data.train_size=32", "data.dev_size=16", "data.test_size=16",
+                          "data.ood_size=16", "lr=1e9"], capture_output=True, text=True,
+                         env={**os.environ, "SRNETS_RUNS": str(store)})
+    assert out.returncode == 1, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
+    assert lines[0].startswith("error: run nli-finetune-std-") and "the training loss became" in lines[0]
+    assert not any(store.glob("*/final.json"))

@@ -405,3 +405,21 @@ def test_hans_keeps_each_examples_heuristic_for_breakdowns(tmp_path):
     assert list(split.subset(np.array([2, 0])).subsets["heuristic"]) == ["lexical_overlap"] * 2
     both = split.concat(split, "twice")
     assert len(both.subsets["heuristic"]) == 6
+
+
+def test_a_cut_token_cache_is_rebuilt(store):
+    """runs/_cache/tokens/ holds tokenised splits: one cut short (an interrupted copy) is tokenised
+    again and replaced, instead of failing every run that reads it."""
+    from srnets_lib.data import encode, synthetic
+    from srnets_lib.models import load_tokenizer
+
+    split = synthetic.make_task("nli", 16, 4, 4, seed=0).train
+    tokenizer = load_tokenizer("packaged")
+    first = encode.encode(split, tokenizer, 32, "packaged")
+    (cached,) = paths.cache_dir("tokens").glob("*.npz")
+    data = cached.read_bytes()
+    cached.write_bytes(data[:len(data) // 2])
+    again = encode.encode(split, tokenizer, 32, "packaged")
+    assert np.array_equal(again.ids, first.ids) and np.array_equal(again.offsets, first.offsets)
+    with np.load(cached) as stored:  # whole again
+        assert np.array_equal(stored["ids"], first.ids)

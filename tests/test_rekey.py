@@ -15,14 +15,14 @@ from srnets_lib.runs import Run
 
 CONFIG = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32), epochs=1,
                    batch_size=16, eval_interval=2, max_length=48)
-NEW_FIELDS = ("schema_version", "data_fingerprint", "ood_every", "kept_steps", "weights")
+NEW_FIELDS = ("schema_version", "data_fingerprint", "ood_every", "kept_steps", "weights", "files")
 
 
-def as_version_3(store, eval_ood: str) -> str:
+def as_version_3(store, eval_ood: str, eval_batch_size: int = 64) -> str:
     """Lay the stored run out as version 3 did (config with the moved fields, untyped final.json,
     the directory named by the version-3 key); return that key."""
     run = Run(CONFIG, store)
-    raw = {**describe(CONFIG), "eval_batch_size": 64, "eval_ood": eval_ood, "keep_steps": [2]}
+    raw = {**describe(CONFIG), "eval_batch_size": eval_batch_size, "eval_ood": eval_ood, "keep_steps": [2]}
     key = rekey.v3_key(raw)
     folder = store / key
     shutil.copytree(run.dir, folder)
@@ -55,3 +55,23 @@ def test_a_version_3_store_is_moved_and_reused_without_recomputing(store):
     assert reusable(run, Request(ood_every=True, keep_steps=(2,), weights=True)) is None
     assert execute(CONFIG, Request(ood_every=True)).id == result.id
     assert run.file(paths.FINAL).stat().st_mtime_ns == stamp  # nothing recomputed
+
+
+def test_rekey_checks_every_folder_before_moving_any_and_names_each_bad_one(store, capsys):
+    """A config.yaml that is not YAML and a cut final.json: both folders are named, in one line
+    each, and no run is moved (before, a traceback, or a bare JSON error part-way through)."""
+    from srnets_lib.__main__ import main
+
+    execute(CONFIG, Request(ood_every=True, keep_steps=(2,), weights=True, eval_batch_size=64))
+    good, not_yaml, cut = (as_version_3(store, "every", size) for size in (64, 32, 16))
+    shutil.rmtree(Run(CONFIG, store).dir)
+    (store / not_yaml / paths.CONFIG).write_text("task: nli\nlr: [1e-4\n  epochs: {")
+    final = store / cut / paths.FINAL
+    final.write_text(final.read_text()[:len(final.read_text()) // 2])
+    before = sorted(p.name for p in store.iterdir())
+    assert main(["rekey", "--runs", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert f"{store / not_yaml / paths.CONFIG}: not YAML" in err and f"{final}: not JSON" in err
+    assert "nothing was moved" in err and "Traceback" not in err and str(store / good) not in err
+    assert len(err.strip().splitlines()) == 3
+    assert sorted(p.name for p in store.iterdir()) == before  # nothing moved

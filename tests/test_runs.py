@@ -1,6 +1,8 @@
 """The run store's per-run lock: one live holder at a time, touched while held (a heartbeat); a
 process that needs the run waits for a live holder; a dead holder's lock is taken over; another
-host's lock whose heartbeat stopped is reported with the command that clears it."""
+host's lock whose heartbeat stopped is reported with the command that clears it. A finished run's
+files are checked against the sizes and checksums final.json records before it serves a request;
+a damaged one is named, shown as damaged on the pages, and computed again."""
 
 import os
 import socket
@@ -10,6 +12,7 @@ import threading
 import time
 
 import pytest
+import torch
 
 from srnets_lib import paths, runs
 from srnets_lib.config import DataConfig, RunConfig
@@ -115,7 +118,8 @@ def test_a_corrupted_result_is_computed_again_and_shown_as_missing_meanwhile(sto
     with pytest.raises(ValueError, match=rf"{final}: not a valid result"):
         Run(config).result()
     again = execute(config)  # computed again, to the same result
-    assert again.model_dump(exclude={"seconds"}) == first.model_dump(exclude={"seconds"})
+    same = {"seconds", "files", "execution"}  # its time, its files' zip timestamps, its pid
+    assert again.model_dump(exclude=same) == first.model_dump(exclude=same)
 
 
 def test_a_full_disk_leaves_no_temporary_file_and_names_the_file(tmp_path, monkeypatch):
@@ -144,3 +148,126 @@ def test_an_unwritable_store_is_one_line_naming_it(tmp_path, monkeypatch, capsys
     err = capsys.readouterr().err
     assert err.startswith(f"error: [Errno 13] the run store {tmp_path / 'runs'} is not writable (Permission denied")
     assert "set SRNETS_RUNS to a folder you can write" in err and len(err.strip().splitlines()) == 1
+
+
+# --- a store that heals itself: files damaged after a run finished ---------------------------------
+
+def tiny(**fields) -> RunConfig:
+    settings = dict(task="nli", backbone="tiny", epochs=1, max_length=32, batch_size=8, eval_interval=4,
+                    data=DataConfig(train_size=32, dev_size=16, ood_size=16))
+    return RunConfig(**{**settings, **fields})
+
+
+def cut(path) -> None:
+    """An interrupted copy: the file's first half."""
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+
+
+@pytest.mark.parametrize("name", [paths.PREDICTIONS, paths.MASK])
+def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed_again(store, name):
+    """final.json records each file's size and CRC-32: a cut file is found when the run is reused,
+    the page lists the run as damaged instead of dying on the file, and the next sweep computes it."""
+    from srnets_lib.executors import execute
+    from srnets_lib.fit import reusable
+    from srnets_lib.request import Request
+    from srnets_lib.sections import Point, gather
+
+    config = tiny(method="mask", sparsity=0.5)
+    first = execute(config)
+    path = Run(config).file(name)
+    assert {name, paths.FINAL} <= {p.name for p in Run(config).dir.iterdir()}
+    cut(path)
+    assert str(path) in reusable(Run(config), Request())
+    point = Point("mask", "nli", 1, 0.5, config)
+    assert gather.missing([point]) == [point] and gather.frame([point]).empty
+    assert gather.subsets([point]).empty and gather.masks([point], 0.5) == {}  # no BadZipFile
+    why = gather.why_missing(config)
+    assert why.startswith("damaged:") and str(path) in why and len(why.splitlines()) == 1
+    again = execute(config)  # what the next sweep does: computed again, to the same result
+    assert reusable(Run(config), Request()) is None and not gather.missing([point])
+    assert again.model_dump(exclude={"seconds", "files", "execution"}) == \
+        first.model_dump(exclude={"seconds", "files", "execution"})
+
+
+def test_a_file_changed_in_place_is_found_by_its_checksum(store):
+    from srnets_lib.executors import execute
+    from srnets_lib.fit import reusable
+    from srnets_lib.request import Request
+
+    config = tiny(method="mask", sparsity=0.5)
+    execute(config)
+    path = Run(config).file(paths.PREDICTIONS)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte, the size unchanged
+    path.write_bytes(bytes(data))
+    assert f"{path}: damaged (its CRC-32" in reusable(Run(config), Request())
+
+
+def test_a_result_written_before_files_were_recorded_is_served_after_reading_them(store):
+    """A store of schema version 2 has no sizes or checksums in final.json: its files are checked
+    by reading them, so it is still served while whole, and computed again once damaged."""
+    import json
+
+    from srnets_lib.executors import execute
+    from srnets_lib.fit import reusable
+    from srnets_lib.request import Request
+
+    config = tiny(method="mask", sparsity=0.5)
+    execute(config)
+    final = Run(config).file(paths.FINAL)
+    old = json.loads(final.read_text())
+    old.pop("files")
+    old["schema_version"] = 2
+    old["execution"] = {k: v for k, v in old["execution"].items() if k not in ("host", "pid", "node")}
+    final.write_text(json.dumps(old))
+    stamp = final.stat().st_mtime_ns
+    assert reusable(Run(config), Request()) is None
+    execute(config)
+    assert final.stat().st_mtime_ns == stamp  # served, not recomputed
+    cut(Run(config).file(paths.PREDICTIONS))
+    assert str(Run(config).file(paths.PREDICTIONS)) in reusable(Run(config), Request())
+
+
+def test_a_cut_weights_file_is_named_and_its_run_computed_again_so_runs_starting_from_it_run(store):
+    from srnets_lib.executors import execute
+
+    full = tiny()
+    execute(tiny(method="mask", sparsity=0.5, init_from=full))  # full keeps its weights for it
+    weights = Run(full).file(paths.WEIGHTS)
+    cut(weights)
+    with pytest.raises(ValueError) as err:
+        Run(full).load_weights(torch.nn.Linear(2, 2))
+    assert str(err.value).startswith(f"{weights}: not a readable weights file") and "\n" not in str(err.value)
+    other = tiny(method="mask", sparsity=0.5, seed=2, init_from=full)  # starts from the cut weights
+    assert execute(other).key == other.key()  # the full run was computed again first
+    from safetensors.torch import load_file
+
+    assert load_file(str(weights))  # whole again
+
+
+def test_a_full_disk_while_saving_a_resume_point_is_one_line_naming_the_file(tmp_path):
+    run = Run(RunConfig(task="nli", seed=1), tmp_path)
+    run.dir.mkdir(parents=True)
+    partial = paths.temp_beside(run.file(paths.CHECKPOINT))
+    partial.symlink_to("/dev/full")  # every write: ENOSPC, as on a full disk
+    with pytest.raises(OSError) as err:
+        run.save_checkpoint({"step": 1, "model": {"w": torch.zeros(10_000)}})
+    assert str(err.value) == f"[Errno 28] could not write {run.file(paths.CHECKPOINT)} (No space left on device)"
+    assert not run.file(paths.CHECKPOINT).exists() and not partial.is_symlink()
+
+
+def test_waiting_for_another_hosts_lock_says_where_it_is_how_old_and_how_to_clear_it(tmp_path, monkeypatch,
+                                                                                        capsys):
+    monkeypatch.setattr(runs, "WAIT_POLL_SECONDS", 0.02)
+    run = Run(RunConfig(task="nli", seed=1), tmp_path)
+    write_lock(run, 4242, host="otherhost")
+    lock = run.file(paths.LOCK)
+    os.utime(lock, (time.time() - 42, time.time() - 42))
+    threading.Timer(0.3, lock.unlink).start()  # that host finishes
+    with run.claim(wait=True):
+        pass
+    said = capsys.readouterr().err
+    assert f"run {run.key} is being computed by otherhost:4242" in said and len(said.strip().splitlines()) == 1
+    assert f"its lock {lock}" in said and "last heartbeat 42 s ago" in said
+    assert f"if that host is gone, clear it: rm {lock}" in said

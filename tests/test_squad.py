@@ -47,6 +47,24 @@ def test_training_skips_questions_whose_answer_is_not_at_its_start(tmp_path):
     assert "skipped 1 training questions whose answer is not at its answer_start" in data.description
 
 
+def test_a_file_with_no_answer_at_its_start_names_the_file_and_a_question(tmp_path, store):
+    """Training keeps only questions whose answer is at its answer_start: with none left, the run
+    stops in one line naming the file and the first question (before, an IndexError in windowing)."""
+    from srnets_lib.executors import execute
+
+    path = write_squad(tmp_path) / "squad" / "train-v1.1.json"
+    content = json.loads(path.read_text())
+    for article in content["data"]:
+        for qa in article["paragraphs"][0]["qas"]:
+            qa["answers"][0]["answer_start"] += 1
+    path.write_text(json.dumps(content))
+    with pytest.raises(DataFileError) as err:
+        execute(squad_run(tmp_path))
+    message = str(err.value)
+    assert message.startswith(f"{path}: no training question's answer is at its answer_start")
+    assert "question t1" in message and len(message.splitlines()) == 1
+
+
 def test_malformed_files_say_where(tmp_path):
     path = tmp_path / "dev-v1.1.json"
     path.write_text('{"data": [\n{"paragraphs": [}\n')

@@ -25,10 +25,13 @@ def run_sweep(store, params, *extra, executor="local"):
 
 
 def finished(store) -> dict[str, dict]:
+    """Each finished run's result, without what differs between two computations of it: its time,
+    which process computed it, and its files' checksums (a zip file records when it was written)."""
     out = {}
     for path in store.glob("*/final.json"):
         final = json.loads(path.read_text())
-        final.pop("seconds")
+        final.pop("seconds"), final.pop("files")
+        final["execution"] = {k: v for k, v in final["execution"].items() if k not in ("host", "pid", "node")}
         out[path.parent.name] = final
     return out
 
@@ -183,3 +186,26 @@ def test_a_bad_checkpoint_interval_stops_the_sweep_before_any_run(store, tiny_pa
     assert main(["sweep", NOTEBOOK, "--params", str(tiny_params), "--executor", "local"]) == 2
     assert f"error: $SRNETS_CHECKPOINT_SECONDS='{value}': expected a number of seconds" in capsys.readouterr().err
     assert not store.exists() or not any(store.iterdir())
+
+
+@pytest.mark.parametrize("value", ["bogus", ""])
+def test_an_executor_named_by_the_environment_is_checked_like_the_option(store, tiny_params, monkeypatch, capsys,
+                                                                          value):
+    """SRNETS_EXECUTOR sets --executor's default, which argparse does not check against its choices."""
+    from srnets_lib.__main__ import main
+
+    def never(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep, "RayExecutor", never)
+    monkeypatch.setattr(sweep, "LocalExecutor", never)
+    monkeypatch.setenv("SRNETS_EXECUTOR", value)
+    with pytest.raises(SystemExit) as exit:
+        main(["sweep", NOTEBOOK, "--params", str(tiny_params)])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --executor: $SRNETS_EXECUTOR={value!r}: invalid choice (choose from ray, local)" in err
+    monkeypatch.setenv("SRNETS_EXECUTOR", "local")
+    parser = __import__("argparse").ArgumentParser()
+    sweep.add_arguments(parser)
+    assert parser.parse_args([NOTEBOOK]).executor == "local"

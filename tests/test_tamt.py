@@ -195,3 +195,32 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
                      "set: {pooling: cls}}\n")
     outputs, text = run("tamt_transfer", compute=True, params_file=str(other))
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 2 and "tiny RoBERTa" in text
+
+
+def test_a_cut_corpus_block_cache_is_rebuilt(store):
+    from srnets_lib.data import corpus
+    from srnets_lib.models import load_tokenizer
+
+    data = corpus.load_corpus(DataConfig(train_size=4, dev_size=2, ood_size=2))
+    tokenizer = load_tokenizer("packaged")
+    first = corpus.blocks(data.train, tokenizer, 32, 4, "packaged")
+    (cached,) = (store / "_cache" / "tokens").glob("*.npz")
+    cached.write_bytes(cached.read_bytes()[:100])
+    assert (corpus.blocks(data.train, tokenizer, 32, 4, "packaged").ids == first.ids).all()
+
+
+def test_a_corpus_too_short_for_its_blocks_names_the_file_and_the_setting(store, tmp_path):
+    from srnets_lib.data.local import DataFileError
+    from srnets_lib.executors import execute
+
+    folder = tmp_path / "wikitext-103"
+    folder.mkdir()
+    (folder / "wiki.train.raw").write_text(" = Valkyria = \n\n A short article .\n")
+    (folder / "wiki.valid.raw").write_text(" A held-out line of text , long enough for a block or two .\n" * 8)
+    config = RunConfig(task="corpus", method="omp", loss="mlm", sparsity=0.5, backbone="tiny", max_length=32,
+                       data=DataConfig(source="local", path=str(tmp_path), train_size=256, dev_size=1))
+    with pytest.raises(DataFileError) as err:
+        execute(config)
+    message = str(err.value)
+    assert f"{folder / 'wiki.train.raw'}" in message and "256 asked for by data.train_size" in message
+    assert len(message.splitlines()) == 1

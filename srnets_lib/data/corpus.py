@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import paths
 from . import hub
-from .encode import Encoded, split_fingerprint
+from .encode import Encoded, cached_encoding, split_fingerprint
 from .local import DataFileError, data_folder, decoded, required
 from .splits import Split, TaskData
 
@@ -49,6 +49,16 @@ def load_corpus(data) -> TaskData:
                     dev=_split("dev", dev), description=description)
 
 
+def origin(data, split: str) -> str:
+    """Where the corpus `data` describes reads split `split` from, in words: a file (with the
+    data.path it is under), the hub, or the toy's generator."""
+    if data.source == "local":
+        return f"{data_folder(data.path) / WIKITEXT_FILES[split]}, under data.path {data.path}"
+    if data.source == "hub":
+        return f"hub {WIKITEXT[0]} {WIKITEXT[1]}"
+    return f"the synthetic corpus, seed {data.data_seed}"
+
+
 def _read_lines(path) -> list[str]:
     with decoded(path):
         return _lines(path.read_text(encoding="utf-8").splitlines())
@@ -77,21 +87,25 @@ def _toy_lines(blocks: int, seed: int, part: int) -> list[str]:
     return [lines[i] for i in order]
 
 
-def blocks(split: Split, tokenizer, max_length: int, count: int | None, tokenizer_id: str) -> Encoded:
+def blocks(split: Split, tokenizer, max_length: int, count: int | None, tokenizer_id: str,
+           source: str = "") -> Encoded:
     """The first `count` (None: all) contiguous blocks of max_length tokens of `split`'s lines;
-    cached beside the run store like the tokenised task splits."""
+    cached beside the run store like the tokenised task splits. `source`: where the lines come
+    from (`origin`), named when they are too few."""
     key = hashlib.sha256(f"blocks|{tokenizer_id}|{max_length}|{count}|{split_fingerprint(split)}".encode())
     path = paths.cache_dir("tokens") / f"{key.hexdigest()[:20]}.npz"
-    if path.exists():
-        stored = np.load(path)
-        return Encoded(stored["ids"], stored["type_ids"], stored["offsets"], stored["labels"])
+    cached = cached_encoding(path)
+    if cached is not None:
+        return cached
     width = max_length - 2
     stream = np.concatenate([np.asarray(ids, dtype=np.int32) for ids in
                              tokenizer(split.text_a, add_special_tokens=False)["input_ids"]])
     available = len(stream) // width
     count = available if count is None else count
     if available < count:
-        raise DataFileError(f"corpus {split.name}: {available} blocks of {max_length} tokens, {count} asked for")
+        size = {"train": "data.train_size", "dev": "data.dev_size"}.get(split.name, "its size")
+        raise DataFileError(f"corpus {split.name}{f' ({source})' if source else ''}: {available} blocks of "
+                            f"{max_length} tokens, {count} asked for by {size}; a longer text, or a smaller {size}")
     body = stream[: count * width].reshape(count, width)
     ids = np.concatenate([np.full((count, 1), tokenizer.cls_token_id), body,
                           np.full((count, 1), tokenizer.sep_token_id)], axis=1).astype(np.int32)

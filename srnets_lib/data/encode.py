@@ -44,9 +44,9 @@ def split_fingerprint(split: Split) -> str:
 def encode(split: Split, tokenizer, max_length: int, tokenizer_id: str, cache: bool = True) -> Encoded:
     key = hashlib.sha256(f"{tokenizer_id}|{max_length}|{split_fingerprint(split)}".encode()).hexdigest()[:20]
     path = paths.cache_dir("tokens") / f"{key}.npz" if cache else None
-    if path is not None and path.exists():
-        stored = np.load(path)
-        return Encoded(stored["ids"], stored["type_ids"], stored["offsets"], stored["labels"])
+    cached = cached_encoding(path) if path is not None else None
+    if cached is not None:
+        return cached
     second = split.text_b if any(split.text_b) else None  # single-sentence tasks: [CLS] a [SEP]
     out = tokenizer(split.text_a, second, truncation=True, max_length=max_length, return_token_type_ids=True)
     lengths = np.array([len(x) for x in out["input_ids"]], dtype=np.int64)
@@ -59,6 +59,20 @@ def encode(split: Split, tokenizer, max_length: int, tokenizer_id: str, cache: b
         with paths.replacing(path) as tmp:
             np.savez(tmp, ids=encoded.ids, type_ids=encoded.type_ids, offsets=offsets, labels=encoded.labels)
     return encoded
+
+
+def cached_encoding(path) -> Encoded | None:
+    """A tokenised split kept under runs/_cache/tokens/; None if there is none, or if it cannot be
+    read whole (cut short by an interrupted copy or a full disk): it is then removed, and the
+    caller tokenises the split again and writes it anew."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as stored:
+            return Encoded(stored["ids"], stored["type_ids"], stored["offsets"], stored["labels"])
+    except Exception:  # BadZipFile, a cut member (zlib, CRC), a missing array: rebuilt
+        path.unlink(missing_ok=True)
+        return None
 
 
 def collate(encoded: Encoded, index: np.ndarray, pad_id: int, pad_to: int | None = None) -> dict:

@@ -141,6 +141,12 @@ def load_squad(source: str, folder: str | Path | None = None, train_size: int | 
                  else f"{SQUAD} (plain_text) {SQUAD_HUB_SPLITS[name]}")
         local.check_rows(len(questions), (SQUAD_ROWS[name],), where, sizes)
     train = [e for e in splits["train"] if answer_found(e)]
+    if splits["train"] and not train:
+        where = root / SQUAD_FILES["train"] if source == "local" else f"{SQUAD} {SQUAD_HUB_SPLITS['train']}"
+        first = splits["train"][0]
+        raise DataFileError(f"{where}: no training question's answer is at its answer_start (question {first.id}: "
+                            f"{(first.answers or ('none',))[0][:60]!r} is not at character "
+                            f"{(first.answer_starts or ('-',))[0]} of its context); is it SQuAD v1.1?")
     notes = [f"skipped {len(splits['train']) - len(train)} training questions whose answer is not at its "
              "answer_start"] if len(train) < len(splits["train"]) else []
     return SquadData(train[:train_size], splits["dev"], "; ".join([described, *notes]))

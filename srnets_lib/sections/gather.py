@@ -45,9 +45,9 @@ def compute(points: list[Point], params: Params, root=None, progress: bool = Tru
 
 
 def missing(points: list[Point], root=None) -> list[Point]:
-    """The points whose run has not finished (no final.json, or one that cannot be read), or whose
-    IMP level it did not score (a run asked for other levels)."""
-    return [p for p in points if _scored(p, _result(Run(p.config, root))) is None]
+    """The points whose run has not finished (no final.json, or one that cannot be read, or a
+    damaged file), or whose IMP level it did not score (a run asked for other levels)."""
+    return [p for p in points if _scored(p, served(Run(p.config, root))) is None]
 
 
 def _scored(p: Point, final):
@@ -58,9 +58,18 @@ def _scored(p: Point, final):
 
 
 def why_missing(config, root=None) -> str | None:
-    """Why an unfinished run has no result, where a failure says: its own last attempt's record
-    (failed.json), or a run it starts from that failed; None if it is merely not computed yet."""
-    record = failure(Run(config, root))
+    """Why a run shows no result, where something says: a damaged final.json or file of its own,
+    its own last attempt's record (failed.json), or a run it starts from that failed; None if it
+    is merely not computed yet."""
+    run = Run(config, root)
+    if run.done:
+        try:
+            damage = run.damage(run.result())
+        except ValueError as err:  # a corrupted final.json
+            damage = str(err).split("; ")[0]
+        if damage:
+            return f"damaged: {damage}; the next sweep computes it again"
+    record = failure(run)
     if record is not None:
         return f"failed ({record['at']}, {record['host']}): {record['error']}"
     for dependency in config.dependencies():
@@ -69,12 +78,14 @@ def why_missing(config, root=None) -> str | None:
     return None
 
 
-def _result(run: Run):
-    """The run's result; None if it has none or its final.json is corrupted (a sweep recomputes it)."""
+def served(run: Run):
+    """The run's result; None if it has none, or its final.json is corrupted, or a file a page
+    reads (its masks, its predictions) is damaged: a sweep computes it again."""
     try:
-        return run.result() if run.done else None
+        result = run.result() if run.done else None
     except ValueError:
         return None
+    return None if result is None or run.damage(result) else result
 
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
@@ -83,7 +94,7 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
     rows = []
     for p in points:
         run = Run(p.config, root)
-        final = _result(run)
+        final = served(run)
         result = _scored(p, final)
         if result is None:
             continue
@@ -119,7 +130,7 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
     found = {}
     for p in points:
         run = Run(p.config, root)
-        if p.reference or abs(p.x - sparsity) > 1e-9 or not run.done:
+        if p.reference or abs(p.x - sparsity) > 1e-9 or served(run) is None:
             continue
         last = _last_level(p)
         if run.file(paths.MASK if last else paths.level_mask(p.level)).is_file():
@@ -156,7 +167,7 @@ def scored(points: list[Point], root=None):
     tasks = {}
     for p in points:
         run = Run(p.config, root)
-        predictions = run.predictions(None if _last_level(p) else p.level) if run.done else None
+        predictions = run.predictions(None if _last_level(p) else p.level) if served(run) else None
         if predictions is None:
             continue
         where = (p.config.task, p.config.data.model_dump_json())

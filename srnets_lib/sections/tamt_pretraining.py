@@ -10,6 +10,7 @@ import seaborn as sns
 
 from .. import pruning
 from ..runs import Run
+from . import gather
 from .base import Point, Section
 from .tamt import FULL, SERIES, mean_over_tasks, runs_behind, subnetworks
 from .tamt_transfer import SECTION as TRANSFER
@@ -48,7 +49,7 @@ def distances(page) -> pd.Series:
             continue
         source, level = (p.config.mask_from, p.config.mask_level) if p.config.mask_from else (p.config, None)
         run = Run(source)
-        if run.done:
+        if gather.served(run):  # finished, its masks whole
             masks.setdefault((p.series, p.x), []).append(run.masks(level))
     rows = {(series, x): sum(1 - pruning.jaccard(m, masks[("OMP", x)][0]) for m in found) / len(found)
             for (series, x), found in masks.items() if ("OMP", x) in masks}
