@@ -23,8 +23,9 @@ NOTEBOOKS = sorted(f"book/{p.name}" for p in paths.BOOK_DIR.glob("*.ipynb"))
 
 
 def fresh_checkout(tmp_path: Path) -> Path:
-    """The tracked files of this checkout, their times kept (make then sees the environment as up to
-    date), and its .venv linked in."""
+    """The tracked files of this checkout and its .venv linked in, the files the environment was
+    installed from dated before its install stamp (make then sees it as up to date and installs
+    nothing into it)."""
     root = tmp_path / "checkout"
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=paths.PROJECT_ROOT, capture_output=True,
                              check=True).stdout.decode().split("\0")
@@ -32,6 +33,9 @@ def fresh_checkout(tmp_path: Path) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(paths.PROJECT_ROOT / name, root / name)
     (root / ".venv").symlink_to(paths.PROJECT_ROOT / ".venv")
+    installed = (root / ".venv" / ".installed").stat().st_mtime
+    for name in ("pyproject.toml", "constraints.txt", "tools/install.py"):
+        os.utime(root / name, (installed - 1, installed - 1))
     return root
 
 
