@@ -46,7 +46,7 @@ book: $(STAMP)
 	@status=0; $(PY) -m srnets_lib sweep $(NOTEBOOKS) --params $(PARAMS) --executor $(EXECUTOR) $(SWEEP_FLAGS) $(PART_FLAG) \
 	  || status=$$?; [ $$status -le 1 ] || exit $$status; \
 	$(VENV)/bin/jupyter-book build --all --path-output $(BOOK_OUT) . || exit $$?; \
-	$(PY) -m srnets_lib.browser_check --html $(BOOK_OUT)/_build/html --screenshot $(BOOK_OUT)/_build/screenshots \
+	$(PY) -m srnets_lib.tools.browser_check --html $(BOOK_OUT)/_build/html --screenshot $(BOOK_OUT)/_build/screenshots \
 	  || exit $$?; \
 	if [ $$status -ne 0 ]; then echo "make book: built, but some runs failed (listed above, shown as failed on" \
 	  "their pages); make book again retries them"; exit 1; fi
@@ -79,5 +79,5 @@ clean-book:
 	rm -rf _build book/_executed
 
 bench: $(STAMP)
-	$(PY) -m srnets_lib.bench --models tiny packaged-2 packaged
-	$(PY) -m srnets_lib.bench --models bert-base --workloads mask --steps 3 --warmup 1
+	$(PY) -m srnets_lib.tools.bench --models tiny packaged-2 packaged
+	$(PY) -m srnets_lib.tools.bench --models bert-base --workloads mask --steps 3 --warmup 1

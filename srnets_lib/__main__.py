@@ -15,14 +15,14 @@ import argparse
 import math
 import sys
 
-from . import methods, paths
-from . import params as params_lib
-from .step import NonFiniteLoss
+from srnets_lib import methods, paths
+from srnets_lib.settings import params as params_lib
+from srnets_lib.training.step import NonFiniteLoss
 
 
 def _run(args) -> int:
-    from .executors import execute
-    from .recipes import Recipes
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.settings.recipes import Recipes
 
     items = params_lib.parse_overrides(args.overrides)
     choice = {k: items.pop(k) for k in ("method", "loss", "sparsity", "seed", "task", "from") if k in items}
@@ -42,7 +42,7 @@ def _run(args) -> int:
         config = recipes.prune_pt(task, method, loss, sparsity, seed)
     else:
         config = recipes.prune_ft(task, method, loss, sparsity, seed, full_loss=choice.get("from", "std"))
-    from .data.inputs import require
+    from srnets_lib.data.inputs import require
 
     require([config], p.execution.skip_ood)
     result = execute(config, p.execution.request())
@@ -53,9 +53,9 @@ def _run(args) -> int:
 
 
 def _plan(args) -> int:
-    from . import cost, plan
-    from .data.inputs import hub_datasets, missing as missing_inputs
-    from .sweep import graph
+    from srnets_lib.sweeps import cost, plan
+    from srnets_lib.data.inputs import hub_datasets, missing as missing_inputs
+    from srnets_lib.sweeps.sweep import graph
 
     params = params_lib.load(args.params, args.set)
     runs, shown = graph(args.notebooks, params, args.full, args.part)
@@ -66,7 +66,7 @@ def _plan(args) -> int:
         rates = cost.Rates.load(gpu=args.gpu)
         if args.gpu and rates is None:
             print(f"plan: --gpu {args.gpu}: no GPU of that name has bert-base rows in bench/results.json (run "
-                  "`python -m srnets_lib.bench` on it)", file=sys.stderr)
+                  "`python -m srnets_lib.tools.bench` on it)", file=sys.stderr)
             return 2
     print(plan.report(planned, rates, args.runs_per_gpu))
     configs = [p.config for p in planned]
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     run.add_argument("params", help="params file, e.g. params/toy.yaml")
     run.add_argument("overrides", nargs="*", help="key=value, e.g. method=mask loss=poe sparsity=0.7 seed=1")
     sweep = sub.add_parser("sweep", help="compute every run the given notebooks show (Ray or local)")
-    from .sweep import RUNS_PER_GPU, add_arguments
+    from srnets_lib.sweeps.sweep import RUNS_PER_GPU, add_arguments
 
     add_arguments(sweep)
     planner = sub.add_parser("plan", help="list the distinct runs a sweep would compute, with steps, disk, GPU-hours")
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     scorer.add_argument("--full", action="store_true", help="also the opt-in pages' runs")
     robust = sub.add_parser("robustness", help="judge the core claims again at other data seeds and bias strengths "
                                                "(one field changed at a time), computing their runs")
-    from .robustness import add_arguments as robustness_arguments
+    from srnets_lib.book.robustness import add_arguments as robustness_arguments
 
     robustness_arguments(robust)
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
@@ -143,18 +143,18 @@ def main(argv=None) -> int:
         if args.command == "plan":
             return _plan(args)
         if args.command == "evaluate":
-            from .rescore import main as rescore_main
+            from srnets_lib.sweeps.evaluate import main as rescore_main
 
             return rescore_main(args)
         if args.command == "robustness":
-            from .robustness import main as robustness_main
+            from srnets_lib.book.robustness import main as robustness_main
 
             return robustness_main(args)
         if args.command == "rekey":
-            from .rekey import main as rekey_main
+            from srnets_lib.store.rekey import main as rekey_main
 
             return rekey_main(args)
-        from .sweep import main as sweep_main
+        from srnets_lib.sweeps.sweep import main as sweep_main
 
         return sweep_main(args)
     except (params_lib.ParamsError, ValueError, OSError) as err:  # bad input, a missing or unwritable file

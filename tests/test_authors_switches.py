@@ -5,12 +5,13 @@ loss (their trainer_imp.py, lines 789-797)."""
 
 import pytest
 
-from srnets_lib import params, pruning
-from srnets_lib.build import build_run
-from srnets_lib.config import DataConfig, RunConfig
-from srnets_lib.executors import execute
-from srnets_lib.request import Request
-from srnets_lib.runs import Run
+from srnets_lib.settings import params
+from srnets_lib.model import pruning
+from srnets_lib.training.prepare import build_run
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.sweeps.executors import execute
+from srnets_lib.settings.request import Request
+from srnets_lib.store.runs import Run
 
 EVERY = Request(ood_every=True)
 DATA = DataConfig(train_size=192, dev_size=64, ood_size=64, test_size=64)

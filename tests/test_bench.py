@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from srnets_lib import bench, paths
-from srnets_lib.browser_check import chapters
+from srnets_lib.tools import bench
+from srnets_lib import paths
+from srnets_lib.tools.browser_check import chapters
 
 
 def test_bench_measures_every_variant_side_by_side(tmp_path):
@@ -88,7 +89,7 @@ def test_a_training_batch_corrupts_tokens_only_for_the_mlm_objective():
 def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     names = chapters(paths.PROJECT_ROOT / "_toc.yml")
     assert names[0] == "book/intro"
-    from srnets_lib.params import SECTIONS
+    from srnets_lib.settings.params import SECTIONS
 
     # the scorecard first, then Part I's sections, then Part II's pages
     assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS]

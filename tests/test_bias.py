@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from srnets_lib import bias, models
+from srnets_lib.data import bias
+from srnets_lib.model import backbones as models
 from srnets_lib.data.splits import Split
 from srnets_lib.data.synthetic import make_task
 from srnets_lib.metrics import split_metric

@@ -4,14 +4,14 @@ measurable, and a collapsed full model is never called robust nor used as the re
 import pandas as pd
 import pytest
 
-from srnets_lib.sections import gather
-from srnets_lib.sections.appc1 import ConfregTradeoff, OtherLosses
-from srnets_lib.sections.claims import FullModels, SubnetworkVsFull
-from srnets_lib.sections.sec4_4 import CompetitiveWithoutFinetuning
-from srnets_lib.sections.sec4_5 import OODUpperBound
-from srnets_lib.sections.sec5_1 import EarlyStart
-from srnets_lib.sections.sec5_2 import GradualVsFixed
-from srnets_lib.sections.verdict import render
+from srnets_lib.book.sections import gather
+from srnets_lib.book.sections.appc1 import ConfregTradeoff, OtherLosses
+from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.sec4_4 import CompetitiveWithoutFinetuning
+from srnets_lib.book.sections.sec4_5 import OODUpperBound
+from srnets_lib.book.sections.sec5_1 import EarlyStart
+from srnets_lib.book.sections.sec5_2 import GradualVsFixed
+from srnets_lib.book.sections.verdict import render
 
 
 def rows(task="nli", seeds=(1,), **series):
@@ -173,7 +173,7 @@ def test_render_heads_each_group_and_joins_a_subjects_verdicts():
 
 
 def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
-    from srnets_lib.sections.verdict import summary
+    from srnets_lib.book.sections.verdict import summary
 
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.86, 0.60)]})
     verdicts = FullModels().evaluate(df) + SubnetworkVsFull("mask (poe)").evaluate(df)

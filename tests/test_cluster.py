@@ -15,9 +15,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from srnets_lib import params, paths, sweep
-from srnets_lib.fit import reusable
-from srnets_lib.runs import Run
+from srnets_lib.settings import params
+from srnets_lib import paths
+from srnets_lib.sweeps import sweep
+from srnets_lib.training.fit import reusable
+from srnets_lib.store.runs import Run
 
 NOTEBOOK = "book/sec4_4.ipynb"  # five runs, one of which starts from another's weights
 
@@ -61,7 +63,7 @@ def served(store, tiny_params, *overrides) -> list:
 
 
 def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gathers_them(store, tiny_params):
-    from srnets_lib import book
+    from srnets_lib.book import page as book_page
 
     started = time.time()
     with two_nodes() as (cluster, head, worker):
@@ -75,7 +77,7 @@ def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gath
         (attempt,) = attempts(run)
         assert attempt["resumed_at"] is None and attempt["node"] == computed_by(run)
     assert served(store, tiny_params) == [None] * 5 and not list(store.glob("*/.lock"))
-    page = book.section("sec4_4", params_file=str(tiny_params), compute=False)
+    page = book_page.load("sec4_4", params_file=str(tiny_params), compute=False)
     assert page.missing == [] and len(page.frame) == len(page.points)
     print(f"two-node sweep: {time.time() - started:.0f} s")
 

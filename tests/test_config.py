@@ -2,8 +2,9 @@
 
 import pytest
 
-from srnets_lib import params, paths
-from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.settings import params
+from srnets_lib import paths
+from srnets_lib.settings.config import DataConfig, RunConfig
 
 
 def test_a_yaml_syntax_error_names_the_file(tmp_path):
@@ -116,7 +117,7 @@ def test_file_overrides_apply_in_order_and_command_line_wins():
 
 
 def test_backbone_path_that_does_not_exist():
-    from srnets_lib.models import BackboneError, resolve
+    from srnets_lib.model.backbones import BackboneError, resolve
 
     with pytest.raises(BackboneError, match="does not exist"):
         resolve("./no/such/model")
@@ -154,7 +155,8 @@ def test_a_params_file_extends_its_base(tmp_path):
 def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
     """sections.sparsities narrows a section's default build to its claims' sparsities (the toy's
     CPU budget); `full` (make book-full) gives the preset's, and the sweep plans the others only then."""
-    from srnets_lib import sections, sweep
+    from srnets_lib.book import sections
+    from srnets_lib.sweeps import sweep
 
     toy = params.load("params/toy.yaml")
     for name in (n for n in params.SECTIONS if not n.startswith("tamt")):
@@ -184,7 +186,8 @@ def test_a_sections_sparsity_outside_the_preset_is_refused(tmp_path):
 def test_a_section_can_run_on_its_own_seeds(tmp_path):
     """sections.seeds narrows a section's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""
-    from srnets_lib import report, sections, sweep
+    from srnets_lib.book import banner as report, sections
+    from srnets_lib.sweeps import sweep
 
     derived = tmp_path / "derived.yaml"
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
@@ -220,7 +223,7 @@ def test_a_selector_value_that_never_matches_is_refused(tmp_path, when, message)
 def test_command_line_tasks_and_seeds_win_over_the_files_per_section_choices():
     """--set tasks=[paraphrase] seeds=[2] applies to every Part I section, also those the toy's
     sections block narrows (other_tasks: [nli]; sections.seeds: sec4_3 [1])."""
-    from srnets_lib import sections
+    from srnets_lib.book import sections
 
     p = params.load("params/toy.yaml", ["tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]"])
     for name in ("sec4_2", "sec4_3", "sec5_2"):
@@ -243,10 +246,10 @@ def test_plan_refuses_a_rate_that_is_not_above_zero(capsys):
                                                  ({"seeds": "[-1]"}, "parameter seeds=\\[-1\\]"),
                                                  ({"seeds": "one"}, "parameter seeds=\\['one'\\]")])
 def test_a_notebook_parameter_of_the_wrong_kind_is_named(parameters, message):
-    from srnets_lib import book
+    from srnets_lib.book import page as book_page
 
     with pytest.raises(ValueError, match=message):
-        book.section("sec4_2", compute=False, **parameters)
+        book_page.load("sec4_2", compute=False, **parameters)
 
 
 # --- settings that cannot be silently replaced -----------------------------------------------------
@@ -343,10 +346,10 @@ def test_an_unknown_key_on_the_command_line_is_blamed_on_the_command_line(overri
 
 @pytest.mark.parametrize("variable, read", [
     ("SRNETS_RUNS", lambda: paths.runs_root()),
-    ("SRNETS_PARAMS", lambda: __import__("srnets_lib.book").book.section("sec4_2", compute=False)),
-    ("SRNETS_COMPUTE", lambda: __import__("srnets_lib.book").book._computing(None)),
-    ("SRNETS_CHECKPOINT_SECONDS", lambda: __import__("srnets_lib.fit").fit.checkpoint_seconds()),
-    ("SRNETS_COMPILE", lambda: __import__("srnets_lib.runtime").runtime.compiled()),
+    ("SRNETS_PARAMS", lambda: __import__("srnets_lib.book.page").book.page.load("sec4_2", compute=False)),
+    ("SRNETS_COMPUTE", lambda: __import__("srnets_lib.book.page").book.page._computing(None)),
+    ("SRNETS_CHECKPOINT_SECONDS", lambda: __import__("srnets_lib.training.fit").training.fit.checkpoint_seconds()),
+    ("SRNETS_COMPILE", lambda: __import__("srnets_lib.training.runtime").training.runtime.compiled()),
 ])
 def test_a_setting_set_but_empty_is_refused_by_name(monkeypatch, variable, read):
     """SRNETS_RUNS= once made the working directory the run store."""

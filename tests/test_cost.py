@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from srnets_lib import bench, cost
-from srnets_lib.config import RunConfig
+from srnets_lib.tools import bench
+from srnets_lib.sweeps import cost
+from srnets_lib.settings.config import RunConfig
 
 
 def _record(name, date, rows, sharing=None, device="cuda", max_length=128):
@@ -63,7 +64,7 @@ def test_the_report_prices_the_plan_as_planned_each_faster_switch_and_the_author
     assert f"with precision bf16, padding dynamic: {(360_000 * 0.01 + 360_000 * 0.008) / 3600:.1f}" in text
     # the authors' code (bench's naive reference) is never priced by our own steps' ratios
     assert "the authors' code (bench's naive reference: fp32, padded, eager): not measured" in text
-    assert "python -m srnets_lib.bench" in text  # how to measure what is missing
+    assert "python -m srnets_lib.tools.bench" in text  # how to measure what is missing
     # with bf16 padded to max_length, fine-tuning is priced by its ratio to mask training measured at the
     # most similar setting (the compiled bf16 rows), and the line says so
     rows += [_row("mask", 0.02, "compiled pad", precision="bf16", padding="max_length"),
@@ -121,9 +122,11 @@ def test_bench_rows_record_the_setting_plan_reads(tmp_path):
 def test_the_readme_and_the_introduction_state_the_plans_own_costs():
     """The README's cost table and the introduction's sentence are what `plan` prints for
     params/paper.yaml from bench/results.json (four runs sharing a GPU, plan's default)."""
-    from srnets_lib import params, paths, plan
-    from srnets_lib.executors import RUNS_PER_GPU
-    from srnets_lib.sweep import graph
+    from srnets_lib.settings import params
+    from srnets_lib import paths
+    from srnets_lib.sweeps import plan
+    from srnets_lib.sweeps.executors import RUNS_PER_GPU
+    from srnets_lib.sweeps.sweep import graph
 
     paper, rates = params.load("params/paper.yaml"), cost.Rates.load()
     readme, intro = ((paths.PROJECT_ROOT / name).read_text() for name in ("README.md", "book/intro.md"))

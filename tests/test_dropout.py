@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from srnets_lib import dropout, models
+from srnets_lib.model import dropout, backbones as models
 
 
 def test_keep_probability_is_one_minus_p_to_16_bits():

@@ -13,13 +13,16 @@ import time
 import pytest
 import torch
 
-from srnets_lib import evaluation, methods, models, paths, plan, pruning
-from srnets_lib.build import build_run
-from srnets_lib.config import DataConfig, RunConfig
-from srnets_lib.executors import execute
-from srnets_lib.fit import reusable
-from srnets_lib.request import Request
-from srnets_lib.runs import Run
+from srnets_lib.training import evaluation
+from srnets_lib import methods, paths
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.sweeps import plan
+from srnets_lib.training.prepare import build_run
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.sweeps.executors import execute
+from srnets_lib.training.fit import reusable
+from srnets_lib.settings.request import Request
+from srnets_lib.store.runs import Run
 
 DATA = DataConfig(train_size=192, dev_size=64, ood_size=64)
 COMMON = dict(backbone="tiny", data=DATA, epochs=2, batch_size=32, eval_interval=4, max_length=48, lr=1e-3)
@@ -151,7 +154,7 @@ def test_a_stored_run_whose_data_changed_is_computed_again(store):
 
 
 def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_says_why(store, monkeypatch):
-    from srnets_lib import fit
+    from srnets_lib.training import fit
 
     config = full()
     execute(config)
@@ -204,7 +207,7 @@ def test_cli_rejects_bad_input_before_work(store, args, message):
 
 
 def test_a_diverging_run_stops_with_step_and_value_and_leaves_nothing_finished(store):
-    from srnets_lib.step import NonFiniteLoss
+    from srnets_lib.training.step import NonFiniteLoss
 
     config = full(lr=1e9)
     with pytest.raises(NonFiniteLoss, match=r"became (nan|inf|-inf) at step \d+"):

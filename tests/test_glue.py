@@ -116,8 +116,8 @@ def test_a_subnetwork_transfers_to_each_glue_task_from_its_files(store, tmp_path
     Spearman; MNLI matched and mismatched accuracy)."""
     from transfer_fixture import write_glue
 
-    from srnets_lib.config import DataConfig, RunConfig
-    from srnets_lib.executors import execute
+    from srnets_lib.settings.config import DataConfig, RunConfig
+    from srnets_lib.sweeps.executors import execute
 
     write_glue(tmp_path)
     omp = RunConfig(task="corpus", method="omp", loss="mlm", sparsity=0.5, backbone="tiny", max_length=32,

@@ -6,8 +6,8 @@ another of the run's settings."""
 import numpy as np
 import pytest
 
-from srnets_lib import bias
-from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.data import bias
+from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.data import hub, inputs, local
 
 from test_loaders import write, write_factcheck_files

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from srnets_lib import paths
-from srnets_lib.config import DataConfig
-from srnets_lib.config import RunConfig
+from srnets_lib.settings.config import DataConfig
+from srnets_lib.settings.config import RunConfig
 from srnets_lib.data import hub, inputs, load_task, local
 
 HANS_HEADER = ("gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
@@ -348,7 +348,7 @@ def test_a_hub_dataset_that_cannot_be_loaded_is_one_line_saying_how_to_go_local(
 
 def test_files_that_are_not_utf8_are_named(tmp_path):
     """A tsv, a jsonl, a GLUE tsv, a SQuAD json, a WikiText file and a params file with Latin-1 bytes."""
-    from srnets_lib import params
+    from srnets_lib.settings import params
     from srnets_lib.data import corpus, glue, squad
 
     def latin1(name, text):
@@ -411,7 +411,7 @@ def test_a_cut_token_cache_is_rebuilt(store):
     """runs/_cache/tokens/ holds tokenised splits: one cut short (an interrupted copy) is tokenised
     again and replaced, instead of failing every run that reads it."""
     from srnets_lib.data import encode, synthetic
-    from srnets_lib.models import load_tokenizer
+    from srnets_lib.model.backbones import load_tokenizer
 
     split = synthetic.make_task("nli", 16, 4, 4, seed=0).train
     tokenizer = load_tokenizer("packaged")

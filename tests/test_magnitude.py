@@ -3,8 +3,8 @@
 import torch
 from torch import nn
 
-from srnets_lib import pruning
-from srnets_lib.pruning.masks import MaskedLinear
+from srnets_lib.model import pruning
+from srnets_lib.model.pruning.masks import MaskedLinear
 
 
 def test_imp_cumulative_sparsity_ten_to_ninety_percent_and_masks_only_shrink():
@@ -28,7 +28,7 @@ def test_random_prune_exact_and_seeded():
 
 
 def test_cubic_schedule_endpoints():
-    from srnets_lib.pruning.schedules import cubic
+    from srnets_lib.methods.sparsity import cubic
 
     assert cubic(0, 100, 0.9, 0.7, 0.5) == 0.7
     assert abs(cubic(50, 100, 0.9, 0.7, 0.5) - 0.9) < 1e-12

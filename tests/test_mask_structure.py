@@ -4,7 +4,7 @@ neuron when its intermediate row and its output column do; Jaccard per layer."""
 
 import torch
 
-from srnets_lib import mask_structure
+from srnets_lib.book import mask_structure
 
 HIDDEN, HEADS, FFN = 8, 2, 12  # heads of 4 dimensions
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from srnets_lib import pruning
-from srnets_lib.pruning.masks import MaskedLinear, keep_top
+from srnets_lib.model import pruning
+from srnets_lib.model.pruning.masks import MaskedLinear, keep_top
 
 
 def layer(out=16, inp=24, seed=0):
@@ -136,7 +136,7 @@ def test_mask_for_another_model_is_refused(tmp_path):
 
 
 def test_mean_pooling_reads_the_masked_mean_of_the_token_states():
-    from srnets_lib import models
+    from srnets_lib.model import backbones as models
 
     model = models.load_model("tiny", 3, seed=0, pooling="mean").eval()
     ids = torch.tensor([[101, 7, 8, 102, 0, 0], [101, 9, 102, 5, 6, 102]])

@@ -61,7 +61,7 @@ def test_make_book_passes_one_output_folder_to_each_step(tmp_path):
         done, calls = _make_book(tmp_path, *overrides)
         assert done.returncode == 0, done.stderr
         build = next(c for c in calls if c[0].endswith("jupyter-book"))
-        check = next(c for c in calls if "srnets_lib.browser_check" in c)
+        check = next(c for c in calls if "srnets_lib.tools.browser_check" in c)
         assert build[build.index("--path-output") + 1] == out
         assert check[check.index("--html") + 1] == f"{out}/_build/html"
         assert check[-2:] == ["--screenshot", f"{out}/_build/screenshots"]
@@ -75,14 +75,14 @@ def test_failed_runs_do_not_stop_the_book_but_an_interrupted_sweep_does(tmp_path
     built = any(c[0].endswith("jupyter-book") for c in calls)
     assert done.returncode != 0 and built == (status == 1)
     if status == 1:
-        assert any("srnets_lib.browser_check" in c for c in calls)
+        assert any("srnets_lib.tools.browser_check" in c for c in calls)
         assert "built, but some runs failed" in done.stdout
 
 
 def test_the_browser_check_installs_nothing_and_says_how_to_get_a_browser(tmp_path, monkeypatch, capsys):
     """make book needs no root: without chromium the check skips with one line (make browser, or
     apt-get, installs it; .ci/run does)."""
-    from srnets_lib import browser_check
+    from srnets_lib.tools import browser_check
 
     (tmp_path / "index.html").write_text("<html></html>")
     monkeypatch.setattr(browser_check.shutil, "which", lambda name: None)

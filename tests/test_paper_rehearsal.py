@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from paper_fixture import rehearse
-from srnets_lib import params, paths
+from srnets_lib.settings import params
+from srnets_lib import paths
 from srnets_lib.data import hub, inputs, load_task
-from srnets_lib.sweep import graph
+from srnets_lib.sweeps.sweep import graph
 
 NOTEBOOKS = sorted(f"book/{p.name}" for p in paths.BOOK_DIR.glob("*.ipynb"))
 

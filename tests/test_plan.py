@@ -10,9 +10,11 @@ import sys
 
 import pytest
 
-from srnets_lib import cost, params, plan, sections
-from srnets_lib.recipes import Recipes
-from srnets_lib.sweep import graph
+from srnets_lib.sweeps import cost, plan
+from srnets_lib.settings import params
+from srnets_lib.book import sections
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.sweeps.sweep import graph
 
 NOTEBOOKS = [f"book/{s}.ipynb" for s in ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")]
 MNLI_EPOCH, QQP_EPOCH, FEVER_EPOCH = 12_272, 11_371, 7_591  # steps per epoch

@@ -5,9 +5,10 @@ epochs at batch 16 on WikiText-103; GLUE and SQuAD's distributed sizes)."""
 
 import pytest
 
-from srnets_lib import params, plan
-from srnets_lib.recipes import Recipes
-from srnets_lib.sweep import graph
+from srnets_lib.settings import params
+from srnets_lib.sweeps import plan
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.sweeps.sweep import graph
 
 NOTEBOOKS = ["book/tamt_transfer.ipynb", "book/tamt_pretraining.ipynb"]
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from srnets_lib import params, precision, sections
-from srnets_lib.sections import gather
+from srnets_lib.settings import params
+from srnets_lib.book import standard_errors as precision, sections
+from srnets_lib.book.sections import gather
 
 
 def test_an_accuracy_on_a_random_sample_has_the_binomial_standard_error():

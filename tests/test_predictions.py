@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.data import load_task
-from srnets_lib.executors import execute
+from srnets_lib.sweeps.executors import execute
 from srnets_lib.metrics import split_metric
-from srnets_lib.request import Request
-from srnets_lib.runs import Run
-from srnets_lib.sections import gather
-from srnets_lib.sections.base import Point
+from srnets_lib.settings.request import Request
+from srnets_lib.store.runs import Run
+from srnets_lib.book.sections import gather
+from srnets_lib.book.sections.base import Point
 
 COMMON = dict(backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_size=40), epochs=2, batch_size=16,
               eval_interval=2, max_length=48, lr=1e-3)
@@ -91,8 +91,8 @@ def test_an_imp_run_scores_only_the_levels_a_result_reads_and_keeps_every_levels
     result. A later request for every level is not served by that run."""
     import dataclasses
 
-    from srnets_lib import params as params_lib
-    from srnets_lib.fit import reusable
+    from srnets_lib.settings import params as params_lib
+    from srnets_lib.training.fit import reusable
 
     config = RunConfig(task="nli", method="imp", sparsity=0.75, imp_delta_s=0.25,
                        init_from=RunConfig(task="nli", **COMMON), **COMMON)

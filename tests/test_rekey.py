@@ -6,12 +6,13 @@ import shutil
 
 import yaml
 
-from srnets_lib import paths, rekey
-from srnets_lib.config import DataConfig, RunConfig, describe
-from srnets_lib.executors import execute
-from srnets_lib.fit import reusable
-from srnets_lib.request import Request
-from srnets_lib.runs import Run
+from srnets_lib import paths
+from srnets_lib.store import rekey
+from srnets_lib.settings.config import DataConfig, RunConfig, describe
+from srnets_lib.sweeps.executors import execute
+from srnets_lib.training.fit import reusable
+from srnets_lib.settings.request import Request
+from srnets_lib.store.runs import Run
 
 CONFIG = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32), epochs=1,
                    batch_size=16, eval_interval=2, max_length=48)

@@ -6,13 +6,13 @@ have scored, and names those that cannot."""
 import pytest
 
 from srnets_lib import paths
-from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.data import inputs, local
-from srnets_lib.executors import execute
-from srnets_lib.fit import reusable
-from srnets_lib.request import Request
-from srnets_lib.rescore import rescore
-from srnets_lib.runs import Run
+from srnets_lib.sweeps.executors import execute
+from srnets_lib.training.fit import reusable
+from srnets_lib.settings.request import Request
+from srnets_lib.sweeps.evaluate import rescore
+from srnets_lib.store.runs import Run
 
 from test_loaders import write
 

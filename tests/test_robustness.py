@@ -3,10 +3,10 @@
 
 import json
 
-from srnets_lib import params as params_lib
-from srnets_lib import robustness, sections
+from srnets_lib.settings import params as params_lib
+from srnets_lib.book import robustness, sections
 from srnets_lib.__main__ import main
-from srnets_lib.runs import Run
+from srnets_lib.store.runs import Run
 
 
 def test_settings_change_one_field_at_a_time():
@@ -34,7 +34,7 @@ def test_each_setting_is_computed_on_its_own_data_and_judged_on_its_own_runs(sto
 
 
 def test_the_scorecard_shows_the_table_or_how_to_make_it(store, monkeypatch):
-    from srnets_lib import scorecard
+    from srnets_lib.book import scorecard
 
     shown = []
     monkeypatch.setattr(scorecard, "display", lambda obj: shown.append(obj.data))

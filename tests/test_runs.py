@@ -14,9 +14,10 @@ import time
 import pytest
 import torch
 
-from srnets_lib import paths, runs
-from srnets_lib.config import DataConfig, RunConfig
-from srnets_lib.runs import Run, RunBusy
+from srnets_lib import paths
+from srnets_lib.store import runs
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.store.runs import Run, RunBusy
 
 
 def write_lock(run: Run, pid: int, host: str | None = None) -> None:
@@ -85,7 +86,7 @@ def test_a_held_lock_is_touched_while_the_run_computes(tmp_path, monkeypatch):
 
 def test_two_processes_asking_for_one_run_compute_it_once(store):
     """A second sweep on the same store waits for the run the first is computing, then reads it."""
-    from srnets_lib.executors import execute
+    from srnets_lib.sweeps.executors import execute
 
     config = RunConfig(task="nli", backbone="tiny", epochs=3, max_length=32, batch_size=8, eval_interval=4,
                        data=DataConfig(train_size=96, dev_size=32, ood_size=32))
@@ -105,8 +106,8 @@ def test_two_processes_asking_for_one_run_compute_it_once(store):
 
 
 def test_a_corrupted_result_is_computed_again_and_shown_as_missing_meanwhile(store):
-    from srnets_lib.executors import execute
-    from srnets_lib.sections import Point, gather
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.book.sections import Point, gather
 
     config = RunConfig(task="nli", backbone="tiny", epochs=1, max_length=32, batch_size=8, eval_interval=4,
                        data=DataConfig(train_size=32, dev_size=16, ood_size=16))
@@ -168,10 +169,10 @@ def cut(path) -> None:
 def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed_again(store, name):
     """final.json records each file's size and CRC-32: a cut file is found when the run is reused,
     the page lists the run as damaged instead of dying on the file, and the next sweep computes it."""
-    from srnets_lib.executors import execute
-    from srnets_lib.fit import reusable
-    from srnets_lib.request import Request
-    from srnets_lib.sections import Point, gather
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.training.fit import reusable
+    from srnets_lib.settings.request import Request
+    from srnets_lib.book.sections import Point, gather
 
     config = tiny(method="mask", sparsity=0.5)
     first = execute(config)
@@ -191,9 +192,9 @@ def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed
 
 
 def test_a_file_changed_in_place_is_found_by_its_checksum(store):
-    from srnets_lib.executors import execute
-    from srnets_lib.fit import reusable
-    from srnets_lib.request import Request
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.training.fit import reusable
+    from srnets_lib.settings.request import Request
 
     config = tiny(method="mask", sparsity=0.5)
     execute(config)
@@ -209,9 +210,9 @@ def test_a_result_written_before_files_were_recorded_is_served_after_reading_the
     by reading them, so it is still served while whole, and computed again once damaged."""
     import json
 
-    from srnets_lib.executors import execute
-    from srnets_lib.fit import reusable
-    from srnets_lib.request import Request
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.training.fit import reusable
+    from srnets_lib.settings.request import Request
 
     config = tiny(method="mask", sparsity=0.5)
     execute(config)
@@ -230,7 +231,7 @@ def test_a_result_written_before_files_were_recorded_is_served_after_reading_the
 
 
 def test_a_cut_weights_file_is_named_and_its_run_computed_again_so_runs_starting_from_it_run(store):
-    from srnets_lib.executors import execute
+    from srnets_lib.sweeps.executors import execute
 
     full = tiny()
     execute(tiny(method="mask", sparsity=0.5, init_from=full))  # full keeps its weights for it

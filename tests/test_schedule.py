@@ -5,7 +5,7 @@ selection rule, and which evaluations run when only what a result reads is evalu
 import pytest
 
 from srnets_lib import methods
-from srnets_lib.config import DataConfig, RunConfig
+from srnets_lib.settings.config import DataConfig, RunConfig
 
 DATA = DataConfig(train_size=100, dev_size=10, ood_size=10)
 

@@ -4,9 +4,10 @@ numbers (paper_numbers.yaml), never typed."""
 import json
 from pathlib import Path
 
-from srnets_lib import paper_numbers, params, scorecard, sections
-from srnets_lib.sections import gather
-from srnets_lib.sections.verdict import pct
+from srnets_lib.book import paper_numbers, scorecard, sections
+from srnets_lib.settings import params
+from srnets_lib.book.sections import gather
+from srnets_lib.book.sections.verdict import pct
 
 
 def test_every_claim_a_page_judges_has_one_entry_of_the_paper_numbers(store):

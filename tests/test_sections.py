@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from srnets_lib import book, paper_numbers, params, sections
+from srnets_lib.book import page as pages, paper_numbers, sections
+from srnets_lib.settings import params
 
 # points per section: (params/paper.yaml, params/toy.yaml)
 POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_5": (156, 13), "sec5_1": (72, 5),
@@ -60,7 +61,7 @@ def test_the_analyses_beyond_the_paper_name_series_the_page_has(name):
 
 def test_appendix_c5_splits_each_backbones_full_models_beside_those_of_section_4_2(store, monkeypatch):
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    page = book.section("appc5", params_file="params/toy.yaml")
+    page = pages.load("appc5", params_file="params/toy.yaml")
     shown = page.section.subset_points(page, page.section.subset_series, 0.7)
     assert {p.series for p in shown} == {f"full bert ({loss}), {backbone}" for loss in ("std", "poe")
                                          for backbone in ("section 4.2's backbone", "MiniLM, 3 layers")}
@@ -75,7 +76,7 @@ def test_section_4_5_bounds_each_training_distribution_by_its_bayes_optimal_mode
     the second on 1 (OOD 90.0): section 4.5's 'nearly 100%' is out of reach of a model that fits
     the mixed data (synthetic.design_criteria, checked against generated data in test_data)."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    table = book.section("sec4_5", params_file="params/toy.yaml").training_optimum()
+    table = pages.load("sec4_5", params_file="params/toy.yaml").training_optimum()
     assert table.loc[("nli", "ID"), "OOD"] == "70.0"
     assert table.loc[("nli", "ID + OOD"), "OOD"] == "90.0"
     assert table.loc[("nli", "ID + OOD"), "follows the cue on"] == "1 of 5 members"
@@ -86,7 +87,7 @@ def test_section_4_2_states_how_much_id_ideal_debiasing_keeps(store, monkeypatch
     strength 0.8: 94.7% of its ID on nli, 91.9% on the two-class tasks, under the retention rule's
     95% (the introduction's table; synthetic.design_criteria, checked against generated data)."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    table = book.section("sec4_2", params_file="params/toy.yaml").training_optimum()
+    table = pages.load("sec4_2", params_file="params/toy.yaml").training_optimum()
     shares = table.xs("ID", level=1)["its share"]
     assert shares.to_dict() == {"nli": "94.7%", "paraphrase": "91.9%", "factcheck": "91.9%"}
     poe = table.xs("ID, PoE's main model (section 3.3)", level=1)  # the rule follower: 100% OOD
@@ -99,12 +100,12 @@ def test_appendix_c1_gives_example_reweightings_and_confregs_optimum(store, monk
     (OOD 90.0), where the unweighted data's optimum follows it on 3 (OOD 70.0); confreg's optimum
     (eq. 4, its teacher that optimum) makes the same decisions, so scores as it does."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    table = book.section("appc1", params_file="params/toy.yaml").training_optimum()
+    table = pages.load("appc1", params_file="params/toy.yaml").training_optimum()
     assert table.loc[("nli", "ID"), "OOD"] == "70.0"
     assert table.loc[("nli", "ID, reweighted (appendix eq. 3)"), "OOD"] == "90.0"
     confreg = table.loc[("nli", "ID, confreg, its teacher the std optimum (appendix eq. 4)")]
     assert confreg.to_dict() == table.loc[("nli", "ID")].to_dict()  # the std optimum's decisions: OOD 70.0
-    from srnets_lib.analysis import OPTIMUM_OF
+    from srnets_lib.book.analyses import OPTIMUM_OF
     from srnets_lib.data.synthetic import EXACT_LOSSES
 
     assert set(OPTIMUM_OF) == set(EXACT_LOSSES)  # a row label for each loss whose optimum is exact
@@ -138,7 +139,7 @@ def test_a_notebook_is_its_parameters_one_setup_call_and_its_summary(name):
     assert "".join(code[2]["source"]) == "sec.summary()" and code[2]["metadata"]["tags"] == ["remove-input"]
     assert "".join(code[-1]["source"]) == "sec.reproduce()" and code[-1]["metadata"]["tags"] == ["remove-input"]
     setup = "".join(code[1]["source"])
-    assert f'sec = book.section("{name}", ' in setup and setup.count("\n") == 2
+    assert f'sec = page.load("{name}", ' in setup and setup.count("\n") == 2
     section = sections.get(name)
     assert "".join(nb["cells"][0]["source"]).startswith(f"# {section.number} {section.title}\n")
 
@@ -156,7 +157,7 @@ def test_the_paper_numbers_are_read_from_one_file():
 
 def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, monkeypatch):
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    page = book.section("sec4_4", params_file=str(tiny_params), seeds="[1]", sparsity="0.7")
+    page = pages.load("sec4_4", params_file=str(tiny_params), seeds="[1]", sparsity="0.7")
     assert page.seeds == [1] and page.sparsities == [0.7]
     assert page.missing == page.points and page.frame.empty
     assert "5 of the 5 points of this page have no finished run" in page.missing_note()
@@ -171,20 +172,20 @@ def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_
     derived = tiny_params.parent / "derived.yaml"
     derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n"
                        "sections: {sparsities: {sec4_4: [0.5]}}\n")
-    page = book.section("sec4_4", params_file=str(derived), seeds="[1]", compute=True)
+    page = pages.load("sec4_4", params_file=str(derived), seeds="[1]", compute=True)
     subnetworks = page.frame[~page.frame.reference.astype(bool)]
     assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing
     assert {p.x for p in page.opt_in_missing} == {0.7}
     assert page.opt_in_note().startswith("The default build computes this page at sparsity 0.5, where")
     assert "points at 0.7 are opt-in: 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
-    book.section("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
+    pages.load("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    page = book.section("sec4_4", params_file=str(derived), seeds="[1]")
+    page = pages.load("sec4_4", params_file=str(derived), seeds="[1]")
     assert not page.opt_in_missing and set(page.frame[~page.frame.reference.astype(bool)].x) == {0.5, 0.7}
 
 
 def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():
-    from srnets_lib.sweep import graph
+    from srnets_lib.sweeps.sweep import graph
 
     notebooks = [f"book/{n}.ipynb" for n in sections.SECTIONS if n.startswith("tamt")]
     toy = params.load("params/toy.yaml")
@@ -197,7 +198,7 @@ def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():
 def test_each_page_ends_with_the_commands_that_reproduce_it(tmp_path):
     """One point with papermill (-p sparsity only where the notebook declares it, the params file
     where it is not the default), the sweep of its runs, and the paper-scale plan."""
-    from srnets_lib import params
+    from srnets_lib.settings import params
 
     toy = params.load("params/toy.yaml")
     with_sparsity = book.reproduce_text("sec4_2", toy, [0.7], [2])
@@ -217,7 +218,7 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
     one decimal; a row without an OOD score keeps its ID."""
     import pandas as pd
 
-    from srnets_lib import plots
+    from srnets_lib.book import plots
 
     df = pd.DataFrame([{"task": "nli", "series": "full", "seed": 1, "id": 0.9, "ood:hans": 0.6, "ood:paws": None},
                        {"task": "nli", "series": "full", "seed": 2, "id": 0.92, "ood:hans": 0.62, "ood:paws": None},
@@ -233,7 +234,7 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
 
 
 def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
-    from srnets_lib.sweep import graph, jobs
+    from srnets_lib.sweeps.sweep import graph, jobs
 
     toy = params.load("params/toy.yaml")
     _, shown = graph(["book/scorecard.ipynb", "book/sec4_5.ipynb"], toy)
@@ -247,7 +248,7 @@ def test_a_figure_caption_names_the_papers_figure_and_what_this_build_drew(store
     import matplotlib.pyplot as plt
 
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    page = book.section("sec4_4", params_file=str(tiny_params), seeds="[1]")
+    page = pages.load("sec4_4", params_file=str(tiny_params), seeds="[1]")
     fig = plt.figure()
     fig.suptitle("Subnetworks without fine-tuning")
     caption = page.caption(fig)

@@ -11,7 +11,7 @@ import pytest
 from srnets_lib.data import hub, squad
 from srnets_lib.data.local import DataFileError
 from srnets_lib.data.squad import QAExample
-from srnets_lib.models import load_tokenizer
+from srnets_lib.model.backbones import load_tokenizer
 from transfer_fixture import squad_hub, write_squad
 
 
@@ -50,7 +50,7 @@ def test_training_skips_questions_whose_answer_is_not_at_its_start(tmp_path):
 def test_a_file_with_no_answer_at_its_start_names_the_file_and_a_question(tmp_path, store):
     """Training keeps only questions whose answer is at its answer_start: with none left, the run
     stops in one line naming the file and the first question (before, an IndexError in windowing)."""
-    from srnets_lib.executors import execute
+    from srnets_lib.sweeps.executors import execute
 
     path = write_squad(tmp_path) / "squad" / "train-v1.1.json"
     content = json.loads(path.read_text())
@@ -171,7 +171,7 @@ def test_predictions_without_a_valid_span_are_empty(tokenizer):
 
 def squad_run(folder, **overrides):
     """A SQuAD run on the fixture files: the tiny model, 128-token windows, 2 windows a batch."""
-    from srnets_lib.config import DataConfig, RunConfig
+    from srnets_lib.settings.config import DataConfig, RunConfig
 
     settings = dict(task="squad", backbone="tiny", max_length=128, batch_size=2, epochs=1, eval_interval=1,
                     data=DataConfig(source="local", path=str(folder), check_sizes=False))
@@ -179,7 +179,7 @@ def squad_run(folder, **overrides):
 
 
 def test_load_task_reads_the_first_questions_and_fingerprints_them(tmp_path):
-    from srnets_lib.config import DataConfig
+    from srnets_lib.settings.config import DataConfig
     from srnets_lib.data import fingerprints, load_task
 
     write_squad(tmp_path)
@@ -198,7 +198,8 @@ def test_span_loss_is_the_qa_heads_own(tmp_path, tokenizer):
     (the loss squad_trans.py of llyx97/TAMT trains on)."""
     import torch
 
-    from srnets_lib import models, qa, runtime
+    from srnets_lib.model import backbones as models
+    from srnets_lib.training import qa, runtime
     from srnets_lib.data.encode import collate
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).train, tokenizer, 128, 42)
@@ -241,7 +242,7 @@ class PeakedModel:
 
 
 def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, tokenizer):
-    from srnets_lib import qa
+    from srnets_lib.training import qa
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).dev, tokenizer, 128, 42)
     evaluator = qa.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
@@ -252,10 +253,10 @@ def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, t
 
 
 def test_squad_runs_are_eager_and_say_so(store, tmp_path, monkeypatch):
-    from srnets_lib import runtime
-    from srnets_lib.build import build_run
-    from srnets_lib.request import Request
-    from srnets_lib.runs import Run
+    from srnets_lib.training import runtime
+    from srnets_lib.training.prepare import build_run
+    from srnets_lib.settings.request import Request
+    from srnets_lib.store.runs import Run
 
     write_squad(tmp_path)
     monkeypatch.setattr(runtime, "compiled", lambda: True)
@@ -272,13 +273,13 @@ def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding
     mask is left out) on the training windows, scored by dev F1 (the run's score) and exact match."""
     import torch
 
-    from srnets_lib import models, pruning
-    from srnets_lib.build import build_run
-    from srnets_lib.config import DataConfig, RunConfig
-    from srnets_lib.executors import execute
-    from srnets_lib.fit import reusable
-    from srnets_lib.request import Request
-    from srnets_lib.runs import Run
+    from srnets_lib.model import backbones as models, pruning
+    from srnets_lib.training.prepare import build_run
+    from srnets_lib.settings.config import DataConfig, RunConfig
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.training.fit import reusable
+    from srnets_lib.settings.request import Request
+    from srnets_lib.store.runs import Run
 
     write_squad(tmp_path)
     omp = RunConfig(task="corpus", method="omp", loss="mlm", sparsity=0.5, backbone="tiny", max_length=32,

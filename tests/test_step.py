@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from srnets_lib import models, pruning, runtime, step
-from srnets_lib.config import DataConfig
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.training import runtime, step
+from srnets_lib.settings.config import DataConfig
 from srnets_lib.data import load_task
 from srnets_lib.data.encode import collate, encode, train_batches
 
@@ -152,8 +153,8 @@ def test_a_compiled_path_that_fails_goes_on_eagerly_with_one_warning(store, monk
     end, and final.json says why."""
     import warnings
 
-    from srnets_lib.config import RunConfig
-    from srnets_lib.executors import execute
+    from srnets_lib.settings.config import RunConfig
+    from srnets_lib.sweeps.executors import execute
 
     config = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32),
                        epochs=1, batch_size=32, eval_interval=1, max_length=48)
@@ -178,7 +179,7 @@ def test_bench_says_which_path_ran(monkeypatch):
     `plan` never takes its rate for a compiled one)."""
     import argparse
 
-    from srnets_lib import bench
+    from srnets_lib.tools import bench
 
     monkeypatch.setattr(runtime, "compile", _broken_compile)
     encoded = bench.encoded_lengths("synthetic", 48)
@@ -195,8 +196,8 @@ def test_bench_says_which_path_ran(monkeypatch):
 def test_tf32_is_an_explicit_precision_that_a_cpu_computes_in_fp32(store):
     """precision: tf32 turns on TF32 matmuls for CUDA (a key field: its results are never taken
     for fp32 ones); on a CPU it warns and computes exactly what fp32 does."""
-    from srnets_lib.config import RunConfig
-    from srnets_lib.executors import execute
+    from srnets_lib.settings.config import RunConfig
+    from srnets_lib.sweeps.executors import execute
 
     config = RunConfig(task="nli", backbone="tiny", data=DataConfig(train_size=64, dev_size=32, ood_size=32),
                        epochs=1, batch_size=32, eval_interval=1, max_length=48)

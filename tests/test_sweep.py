@@ -12,8 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from srnets_lib import params, paths, sweep
-from srnets_lib.pruning import load_masks
+from srnets_lib.settings import params
+from srnets_lib import paths
+from srnets_lib.sweeps import sweep
+from srnets_lib.model.pruning import load_masks
 
 NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
 
@@ -80,9 +82,9 @@ def test_a_failing_point_is_reported_and_independent_runs_finish(store, tiny_par
     records = [json.loads(p.read_text()) for p in store.glob("*/failed.json")]
     assert len(records) == 3 and all(str(vectors) in r["error"] for r in records)
     resolved = params.write_resolved(params.load(tiny_params, [f"word_vectors={vectors}"]), store.parent / "resolved.yaml")
-    from srnets_lib import book
+    from srnets_lib.book import page as book_page
 
-    page = book.section("sec4_4", params_file=str(resolved), seeds="[1]", sparsity="0.5", compute=False)
+    page = book_page.load("sec4_4", params_file=str(resolved), seeds="[1]", sparsity="0.5", compute=False)
     note = page.missing_note()
     assert note.count(" failed (") == 3 and str(vectors) in note
     # once the file exists, the next sweep computes them and their records go

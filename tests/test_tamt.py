@@ -7,12 +7,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from srnets_lib import methods, models, pretraining, pruning
-from srnets_lib.build import build_run
-from srnets_lib.config import DataConfig, RunConfig
-from srnets_lib.executors import execute
-from srnets_lib.request import Request
-from srnets_lib.runs import Run
+from srnets_lib import methods
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.training import pretraining
+from srnets_lib.training.prepare import build_run
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.sweeps.executors import execute
+from srnets_lib.settings.request import Request
+from srnets_lib.store.runs import Run
 
 CORPUS = dict(task="corpus", backbone="tiny", data=DataConfig(train_size=24, dev_size=4, ood_size=4),
               max_length=32, batch_size=8, lr=1e-2, eval_interval=3)
@@ -199,7 +201,7 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
 
 def test_a_cut_corpus_block_cache_is_rebuilt(store):
     from srnets_lib.data import corpus
-    from srnets_lib.models import load_tokenizer
+    from srnets_lib.model.backbones import load_tokenizer
 
     data = corpus.load_corpus(DataConfig(train_size=4, dev_size=2, ood_size=2))
     tokenizer = load_tokenizer("packaged")
@@ -211,7 +213,7 @@ def test_a_cut_corpus_block_cache_is_rebuilt(store):
 
 def test_a_corpus_too_short_for_its_blocks_names_the_file_and_the_setting(store, tmp_path):
     from srnets_lib.data.local import DataFileError
-    from srnets_lib.executors import execute
+    from srnets_lib.sweeps.executors import execute
 
     folder = tmp_path / "wikitext-103"
     folder.mkdir()

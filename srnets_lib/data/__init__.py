@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 
-from ..config import DataConfig
-from .encode import split_fingerprint
-from .splits import Split, TaskData
-from .squad import SquadData
-from .tasks import TASKS, spec
+from srnets_lib.settings.config import DataConfig
+from srnets_lib.data.encode import split_fingerprint
+from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.squad import SquadData
+from srnets_lib.data.tasks import TASKS, spec
 
 GLUE_TASKS = ("cola", "sst2", "rte", "mrpc", "stsb", "mnli")  # TAMT's GLUE tasks (data/glue.py)
 
@@ -21,35 +21,35 @@ def load_task(task: str, data: DataConfig) -> TaskData | SquadData:
     """The splits of `task` as `data` describes them, truncated to the configured sizes (SQuAD:
     its first train_size and dev_size questions)."""
     if task == "corpus":
-        from .corpus import load_corpus
+        from srnets_lib.data.corpus import load_corpus
 
         return load_corpus(data)
     if task in GLUE_TASKS + ("squad",) and data.source == "synthetic":
         raise ValueError(f"task {task} has no synthetic version: set data.source to hub or local")
     if task == "squad":
-        from .squad import load_squad
+        from srnets_lib.data.squad import load_squad
 
         questions = load_squad(data.source, data.path, data.train_size, data.check_sizes)
         questions.dev = questions.dev[:data.dev_size]
         return questions
     if task in GLUE_TASKS:
-        from .glue import load_glue
+        from srnets_lib.data.glue import load_glue
 
         loaded = load_glue(task, data.source, data.path, data.train_size, data.check_sizes)
         loaded.dev = loaded.dev.head(data.dev_size)
         return loaded
     if data.source == "synthetic":
-        from .synthetic import make_task
+        from srnets_lib.data.synthetic import make_task
 
         return make_task(task, data.train_size, data.dev_size, data.ood_size,
                          data.bias_strength, data.data_seed, data.ood_train,
                          data.ambiguity, data.member_skew, data.test_size)
     if data.source == "local":
-        from .local import load_local
+        from srnets_lib.data.local import load_local
 
         loaded = load_local(task, data.path, data.ood_train, data.train_size, data.check_sizes)
     else:
-        from .hub import load_hub
+        from srnets_lib.data.hub import load_hub
 
         # HANS, PAWS-qqp, FEVER: files under data.path
         loaded = load_hub(task, data.path, data.ood_train, data.train_size, data.check_sizes)

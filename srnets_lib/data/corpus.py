@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import paths
-from . import hub
-from .encode import Encoded, cached_encoding, split_fingerprint
-from .local import DataFileError, data_folder, decoded, required
-from .splits import Split, TaskData
+from srnets_lib import paths
+from srnets_lib.data import hub
+from srnets_lib.data.encode import Encoded, cached_encoding, split_fingerprint
+from srnets_lib.data.local import DataFileError, data_folder, decoded, required
+from srnets_lib.data.splits import Split, TaskData
 
 WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1")  # hub parquet: a "text" column of lines
 WIKITEXT_FILES = {"train": "wikitext-103/wiki.train.raw", "dev": "wikitext-103/wiki.valid.raw"}
@@ -76,7 +76,7 @@ def _toy_lines(blocks: int, seed: int, part: int) -> list[str]:
     """Sentences of the three toy tasks (their premises, questions, claims and evidence; never
     their labels), drawn apart from the tasks' own data (another seed): enough for `blocks` blocks
     of up to 64 tokens with room to spare (`blocks` cuts the stream to the length asked)."""
-    from .synthetic import make_task
+    from srnets_lib.data.synthetic import make_task
 
     per_task = max(8, blocks * 64 // 24)
     lines = []

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import paths
-from .splits import Split
+from srnets_lib import paths
+from srnets_lib.data.splits import Split
 
 
 @dataclass

@@ -12,10 +12,10 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hub, local
-from .local import DataFileError, decoded
-from .splits import Split, TaskData
-from .tasks import spec
+from srnets_lib.data import hub, local
+from srnets_lib.data.local import DataFileError, decoded
+from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.tasks import spec
 
 GLUE_FOLDERS = {"cola": "CoLA", "sst2": "SST-2", "rte": "RTE", "mrpc": "MRPC", "stsb": "STS-B", "mnli": "MNLI"}
 # (the hub's text columns: the first and the second text, None for single-sentence tasks)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import local
-from .local import DataFileError
-from .splits import Split, TaskData
-from .tasks import spec
+from srnets_lib.data import local
+from srnets_lib.data.local import DataFileError
+from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.tasks import spec
 
 GLUE = "nyu-mll/glue"
 PAWS = "google-research-datasets/paws"

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import bias, losses
-from . import corpus, glue, hub, local, squad
-from .local import DataFileError
+from srnets_lib.data import bias
+from srnets_lib.training import losses
+from srnets_lib.data import corpus, glue, hub, local, squad
+from srnets_lib.data.local import DataFileError
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def require(configs, skip_ood=()) -> None:
     """Before any run starts: every input the runs of `configs` read is there (the files, the hub
     datasets, the authors' bias predictions) and every backbone loads (models.check_backbones);
     else one error naming each missing input."""
-    from ..models import check_backbones
+    from srnets_lib.model.backbones import check_backbones
 
     lines = missing(configs, skip_ood, reach=True)
     if lines:

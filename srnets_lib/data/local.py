@@ -25,9 +25,9 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import paths
-from .splits import Split, TaskData
-from .tasks import HANS_COLLAPSE, HANS_LABELS, SYMMETRIC_COLLAPSE, SYMMETRIC_LABELS, spec
+from srnets_lib import paths
+from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.tasks import HANS_COLLAPSE, HANS_LABELS, SYMMETRIC_COLLAPSE, SYMMETRIC_LABELS, spec
 
 csv.field_size_limit(sys.maxsize)
 

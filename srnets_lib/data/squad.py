@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import hub, local
-from .encode import Encoded
-from .local import DataFileError, decoded
+from srnets_lib.data import hub, local
+from srnets_lib.data.encode import Encoded
+from srnets_lib.data.local import DataFileError, decoded
 
 SQUAD = "rajpurkar/squad"
 SQUAD_FILES = {"train": "train-v1.1.json", "dev": "dev-v1.1.json"}

@@ -84,8 +84,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .splits import Split, TaskData
-from .tasks import HANS_COLLAPSE, HANS_LABELS, spec
+from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.tasks import HANS_COLLAPSE, HANS_LABELS, spec
 
 PEOPLE = ["doctor", "lawyer", "artist", "teacher", "pilot", "farmer", "singer", "writer",
           "banker", "chef", "nurse", "judge", "actor", "baker", "dancer", "painter",

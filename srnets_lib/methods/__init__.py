@@ -12,12 +12,12 @@ module defining a subclass plus one entry in METHODS.
 
 from __future__ import annotations
 
-from .base import Method
-from .finetune import Finetune
-from .head import Head
-from .imp import IMP
-from .mask_training import MaskTraining
-from .oneshot import OneShot
+from srnets_lib.methods.base import Method
+from srnets_lib.methods.finetune import Finetune
+from srnets_lib.methods.head import Head
+from srnets_lib.methods.imp import IMP
+from srnets_lib.methods.mask_training import MaskTraining
+from srnets_lib.methods.oneshot import OneShot
 
 METHODS: dict[str, type[Method]] = {
     "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMP, "omp": OneShot, "random": OneShot,

@@ -14,7 +14,7 @@ from typing import Callable, ClassVar
 
 import torch
 
-from ..schedule import Schedule
+from srnets_lib.methods.schedule import Schedule
 
 
 class Method:

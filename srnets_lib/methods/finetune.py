@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from .. import models, schedule
-from .base import Method
+from srnets_lib.model import backbones as models
+from srnets_lib.methods import schedule
+from srnets_lib.methods.base import Method
 
 
 class Finetune(Method):

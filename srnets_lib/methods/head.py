@@ -4,8 +4,8 @@ scale needs none: BERT's pre-trained MLM head is part of its checkpoint."""
 
 from __future__ import annotations
 
-from .. import models
-from .finetune import Finetune
+from srnets_lib.model import backbones as models
+from srnets_lib.methods.finetune import Finetune
 
 
 class Head(Finetune):

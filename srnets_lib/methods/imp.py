@@ -22,9 +22,10 @@ section 4.2 describes and its figures (imp std and imp poe differ) imply.
 
 from __future__ import annotations
 
-from .. import models, pruning, schedule
-from .base import Method
-from .finetune import Finetune
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.methods import schedule
+from srnets_lib.methods.base import Method
+from srnets_lib.methods.finetune import Finetune
 
 
 def level(k: int, delta_s: float) -> float:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from .. import models, pruning, schedule
-from .base import Method
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.methods import schedule
+from srnets_lib.methods.base import Method
 
 
 class OneShot(Method):

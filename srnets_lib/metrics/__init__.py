@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .correlation import matthews_corrcoef, pearson, spearman
-from .squad import squad_exact_match, squad_f1
+from srnets_lib.metrics.correlation import matthews_corrcoef, pearson, spearman
+from srnets_lib.metrics.squad import squad_exact_match, squad_f1
 
 
 def accuracy(predictions, references) -> float:

@@ -1,0 +1,1 @@
+"""The book: sections, pages, the scorecard, figures and tables."""

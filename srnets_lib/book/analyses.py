@@ -1,0 +1,89 @@
+"""Analyses the paper does not give, drawn on a page from what its runs stored: the structure of
+the subnetworks' masks (mask_structure.py) and the OOD score per subset of the OOD set (from each
+run's predictions at its selected checkpoint, an IMP level's at the end of the level)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from srnets_lib.book import mask_structure as structure
+from srnets_lib.model import backbones as models
+from srnets_lib.book import plots
+from srnets_lib.book.sections import gather
+
+def mask_structure(page, sparsity: float | None, against: str) -> None:
+    """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
+    page's highest), and its masks' Jaccard similarity to `against`'s."""
+    sparsity = max(page.sparsities) if sparsity is None else sparsity
+    shown = [p for p in page.points if p.task in page.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
+    found = gather.masks(shown, sparsity)
+    if not found:
+        display(Markdown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*"))
+        return
+    df = structure.frame(found, models.num_heads(shown[0].config.backbone), against)
+    _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
+          f"No stored mask at sparsity {sparsity:g} for: {{}} (IMP runs computed before every level's mask "
+          "was kept have only their last level's).")
+
+
+def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
+    """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
+    and `series` at `sparsity`."""
+    shown = page.section.subset_points(page, series, sparsity)
+    df = gather.subsets(shown)
+    if df.empty:
+        display(Markdown("*No finished run of this figure stored its predictions.*"))
+        return
+    title = (f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
+             if any(not p.reference for p in shown) else "OOD accuracy per subset: the full models")
+    _show(plots.subset_figure(df, title, page.synthetic), shown, df,
+          "No stored predictions for: {} (runs finished before predictions were kept).")
+
+
+# how training_optimum names the row of each loss whose optimum is exact (synthetic.EXACT_LOSSES)
+OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", PoE's main model (section 3.3)",
+              "confreg": ", confreg, its teacher the std optimum (appendix eq. 4)"}
+
+
+def training_optimum(page) -> pd.DataFrame | None:
+    """Synthetic data only: per task and training distribution of the page's points (the ID data;
+    with section 4.5's OOD training data mixed in) and loss (std; example reweighting; PoE, whose
+    main model is what remains; confreg, its teacher the std optimum), exactly
+    (synthetic.design_criteria): the best model of the data as the loss sees them (on how many of
+    the ambiguous class's members it follows the cue, its OOD and ID accuracy), and the ID accuracy
+    of the rule follower (ideal debiasing: 100% OOD), also as a share of the first's. A model scores
+    above the first on the OOD set only by fitting its data less well; a fully debiased one keeps at
+    most that share of the first's ID."""
+    from srnets_lib.data import synthetic
+
+    rows = {}
+    for p in page.points:
+        data, loss = p.config.data, p.config.loss
+        if p.task not in page.tasks or data.source != "synthetic" or loss not in OPTIMUM_OF:
+            continue
+        key = (p.task, ("ID + OOD" if data.ood_train else "ID") + OPTIMUM_OF[loss])
+        if key in rows:  # a page's many points train on a few distributions
+            continue
+        exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
+                                          synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0, loss)
+        rows[key] = {
+            "bias strength": f"{data.bias_strength:g}",
+            "follows the cue on": f"{exact['cue_members']:g} of {synthetic.MEMBERS} members",
+            "OOD": f"{100 * exact['ood_cue']:.1f}", "ID": f"{100 * exact['id_cue']:.1f}",
+            "rule follower's ID": f"{100 * exact['id_rule']:.1f}",
+            "its share": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
+    if not rows:
+        display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
+        return None
+    return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["task", "data, as the loss sees them"]))
+
+
+def _show(fig, shown: list, df, lacking: str) -> None:
+    """The figure, then which of the shown series it lacks (`lacking` names them at {})."""
+    display(fig)
+    plt.close(fig)
+    missing = sorted({p.series for p in shown} - set(df.series))
+    if missing:
+        display(Markdown(lacking.format(", ".join(missing))))

@@ -1,0 +1,273 @@
+"""A book page's setup in one call: `sec = page.load("sec4_2", ...)` loads the params file,
+says what the numbers are, builds the section's points, computes the runs the store lacks (unless
+told not to) and gathers the results; the notebook's cells then show `sec`'s figure, tables and
+verdicts."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import yaml
+from IPython.display import Markdown, display
+
+from srnets_lib.book import analyses as analysis, paper_numbers, plots, banner as report, sections
+from srnets_lib import paths
+from srnets_lib.settings.config import CORPUS
+from srnets_lib.settings import params as params_lib
+from srnets_lib.book.sections import gather
+from srnets_lib.book.sections import verdict
+from srnets_lib.book.sections.verdict import Verdict, render
+
+DEFAULT_PARAMS = "params/toy.yaml"
+
+
+def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, compute=None) -> "Page":
+    """The page of section `name` (a notebook's stem). params_file None: $SRNETS_PARAMS, else
+    params/toy.yaml. seeds, tasks None: the section's (params.seeds_for / tasks_for); a string is
+    read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
+    None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
+    _check_injected_parameters()
+    params = params_lib.load(params_file or paths.setting("SRNETS_PARAMS", DEFAULT_PARAMS, "a params file"))
+    sparsities = None if sparsity is None else [_number("sparsity", sparsity)]
+    seeds = _listed(seeds)
+    if seeds is not None and not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise ValueError(f"parameter seeds={seeds!r}: expected seed numbers >= 0, e.g. -p seeds \"[1, 2]\"")
+    tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), seeds, sparsities)
+    display(Markdown(report.banner(params) + report.scope(params, tasks, seeds, name)))
+    page = Page(sections.get(name), params, tasks, seeds, sparsities, opt_in=sparsity is None)
+    failed = page.compute() if _computing(compute) else []
+    page.gather()
+    if page.missing:
+        display(Markdown(page.missing_note(failed)))
+    if page.opt_in_missing:
+        display(Markdown(page.opt_in_note()))
+    if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
+        raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
+    return page
+
+
+def _check_injected_parameters() -> None:
+    """papermill only warns about a parameter the notebook does not declare, and the run goes on
+    without it: refuse it here. Its injected cell ("# Parameters") directly follows the
+    notebook's parameters cell in the kernel's input history."""
+    try:
+        history = get_ipython().user_ns.get("In", [])  # noqa: F821 (defined inside IPython)
+    except NameError:  # a plain Python caller
+        return
+    for before, cell in zip(history, history[1:]):
+        if cell.lstrip().startswith("# Parameters"):
+            unknown = sorted(_assigned(cell) - _assigned(before))
+            if unknown:
+                raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)} (papermill -p): this "
+                                 f"notebook accepts {', '.join(sorted(_assigned(before)))}")
+
+
+def _assigned(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+
+
+def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
+    """Markdown: the exact commands behind a page (papermill -p only for the parameters its
+    notebook declares; the params file where it is not the default)."""
+    notebook = f"book/{name}.ipynb"
+    cell = next(c for c in json.loads((paths.BOOK_DIR / f"{name}.ipynb").read_text())["cells"]
+                if "parameters" in c.get("metadata", {}).get("tags", []))
+    point = f" -p sparsity {sparsities[0]:g}" if "sparsity" in _assigned("".join(cell["source"])) and sparsities else ""
+    source = (os.path.relpath(Path(params.source).resolve(), paths.PROJECT_ROOT)
+              if params.source != "<memory>" else DEFAULT_PARAMS)
+    other = "" if source == DEFAULT_PARAMS else f" -p params_file {source}"
+    part = sections.get(name).part
+    return "\n".join([
+        "**Reproduce this page.**", "",
+        f"- One point: `papermill {notebook} out.ipynb{point} -p seeds \"[{seeds[0]}]\"{other}`",
+        f"- Every run it shows, then the page: `python -m srnets_lib sweep {notebook} --params {source}`, then "
+        "`SRNETS_COMPUTE=0 jupyter-book build --all .` (or `make book` for the whole book). Each run is asked "
+        "for what every page reads of it, so a run shared with another page is never computed twice.",
+        f"- At paper scale (a GPU, the datasets): `python -m srnets_lib plan {notebook} --params params/paper.yaml` "
+        "lists its runs, optimizer steps and GPU-hours (at the rates `python -m srnets_lib.tools.bench` measured on the "
+        f"GPU for each run's setting); compute them with the whole part, `make book PARAMS=params/paper.yaml "
+        f"PART={part}`."])
+
+
+def _identity(p: sections.Point) -> tuple:
+    return p.series, p.task, p.seed, p.x, p.group
+
+
+def _listed(value) -> list | None:
+    """None, a list, one value, or a YAML string of either (papermill -p passes strings)."""
+    if isinstance(value, str):
+        value = yaml.safe_load(value)
+    if value is None or isinstance(value, (list, tuple)):
+        return value
+    return [value]
+
+
+def _number(parameter: str, value) -> float:
+    """A notebook parameter that must be a fraction in (0, 1), e.g. -p sparsity 0.7."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"parameter {parameter}={value!r}: expected a number in (0, 1), e.g. -p {parameter} 0.7")
+    return number
+
+
+def _computing(compute) -> bool:
+    if compute is not None:
+        return bool(compute)
+    return paths.setting("SRNETS_COMPUTE", "1", "0 (gather only) or 1") != "0"
+
+
+class Page:
+    """One section's points and gathered results, and what its notebook shows of them."""
+
+    def __init__(self, section: sections.Section, params, tasks: list, seeds: list, sparsities: list,
+                 opt_in: bool = False):
+        """`opt_in`: also draw the points at the preset's other sparsities (params.sparsities_for)
+        where the store has them (`make book-full` computes them)."""
+        self.section, self.params = section, params
+        self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
+        self.points = sections.points(section.name, params, tasks, seeds, sparsities)
+        shown = {_identity(p) for p in self.points}
+        self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
+                       if _identity(p) not in shown] if opt_in else []
+        self.synthetic = report.synthetic(params)
+        self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
+        self.missing: list[sections.Point] = []
+        self.opt_in_missing: list[sections.Point] = []
+
+    def compute(self) -> list:
+        """Run the points the store lacks, here; the failed runs' outcomes."""
+        return [o for o in gather.compute(self.points, self.params) if not o.ok]
+
+    def gather(self) -> None:
+        """`frame`: the page's tasks' finished points; `references`: every finished full model
+        (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
+        every = gather.frame(self.points + self.opt_in)
+        self.frame = every[every.task.isin([*self.tasks, CORPUS])]  # Part II: the corpus runs' losses too
+        self.references = every[every.reference.astype(bool)]
+        self.missing = gather.missing(self.points)
+        self.opt_in_missing = gather.missing(self.opt_in)
+
+    def opt_in_note(self) -> str:
+        """Markdown: which of the curve's sparsities are opt-in, and how to compute them."""
+        def listed(xs) -> str:
+            words = [f"{x:g}" for x in xs]
+            return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+        plural = "ies" if len(self.sparsities) > 1 else "y"
+        return (f"The default build computes this page at sparsit{plural} {listed(self.sparsities)}, where its claims "
+                f"are judged (`sections.sparsities` in `{report.shown_path(self.params.source)}`: the CPU budget). "
+                f"The curves' points at {listed(sorted({p.x for p in self.opt_in}))} are opt-in: "
+                f"{len(self.opt_in_missing)} of {len(self.opt_in)} are not in the run store; `make book-full` "
+                "computes them, and this page then draws them.")
+
+    def missing_note(self, failed=()) -> str:
+        counts = Counter(p.series for p in self.missing)
+        text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
+                f"the run store (`{paths.runs_root()}`); the figure, tables and verdicts below leave them out: "
+                + ", ".join(f"{series} ({n})" for series, n in counts.items())
+                + (". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
+                   if self.section.opt_in else ". `make book` (its sweep) or this notebook with `compute=True` computes them."))
+        reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
+        reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
+        return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
+
+    def reproduce(self) -> None:
+        """The commands that reproduce this page: one point, every run it shows, at paper scale."""
+        display(Markdown(reproduce_text(self.section.name, self.params, self.sparsities, self.seeds)))
+
+    def figure(self) -> None:
+        """The section's figure(s), drawn from the finished points."""
+        figures = self.section.figure(self) if not self.frame.empty else []
+        if not figures:
+            display(Markdown("*No finished runs to draw.*"))
+        for fig in figures:
+            display(fig)
+            display(Markdown(self.caption(fig)))
+            plt.close(fig)
+
+    def caption(self, fig) -> str:
+        """What a figure is: the paper's figure it redraws and what this build put in it."""
+        title = fig._suptitle.get_text() if fig._suptitle is not None else self.section.title
+        data = "synthetic data and the packaged MiniLM, not the paper's" if self.synthetic else "this build's runs"
+        seeds = f"{len(self.seeds)} seed{'s' * (len(self.seeds) != 1)}"
+        return (f"*{title}.* Redraws the paper's {self.section.reproduces} from {data}: {', '.join(self.tasks)}, "
+                f"{seeds}; each value is a mean over seeds (with a ± std band or bar where there are several).")
+
+    def table(self):
+        """The section's table: mean ± std over seeds (x100)."""
+        if self.frame.empty:
+            return Markdown("*No finished runs to tabulate.*")
+        return plots.folded(self.section.table(self), "The values (mean ± std over seeds, x100)")
+
+    def references_table(self):
+        """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""
+        return (plots.folded(plots.table(self.references, index=("task", "series")), "The full models")
+                if not self.references.empty else Markdown("*No finished full models.*"))
+
+    def paper_table(self) -> pd.DataFrame:
+        """The paper's numbers for this section (paper_numbers.yaml), for the page's tasks."""
+        return paper_numbers.table(self.section.paper_table, self.tasks)
+
+    def curves(self) -> pd.DataFrame:
+        """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
+        return gather.curves([p for p in self.points if p.task in self.tasks])
+
+    def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> None:
+        """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure),
+        each compared with `against` (None: the section's structure_against)."""
+        analysis.mask_structure(self, sparsity, against or self.section.structure_against)
+
+    def subsets(self, sparsity: float = 0.7, series: tuple | None = None) -> None:
+        """Beyond the paper: each task's OOD score per subset (analysis.subsets) for `series`
+        (None: the section's subset_series)."""
+        analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
+
+    def training_optimum(self):
+        """The Bayes-optimal model of each training distribution of the page (synthetic data)."""
+        return analysis.training_optimum(self)
+
+    def evaluate(self) -> list[Verdict]:
+        """Every verdict of the page: its reference claims on every full model, its claims on its
+        tasks, per group of points (C.5: per backbone)."""
+        return self._on_references() + self._on_tasks()
+
+    def summary(self) -> None:
+        """The page's opening sentences: its verdicts in brief, numbers from the run store."""
+        display(Markdown(verdict.summary(self.evaluate(), self.synthetic)))
+
+    def verdicts(self) -> None:
+        """The section's claims judged on the page's tasks, as markdown."""
+        display(Markdown(render(self._on_tasks())))
+
+    def reference_verdicts(self) -> None:
+        """The claims on the full models (section 4.2), as markdown."""
+        display(Markdown(render(self._on_references())))
+
+    def _on_tasks(self) -> list[Verdict]:
+        return self.section.judge(self)
+
+    def _on_references(self) -> list[Verdict]:
+        tasks = list(dict.fromkeys(p.task for p in self.points if p.reference))
+        return self.judge(self.section.reference_claims, self.references, tasks)
+
+    def judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
+        """`claims` evaluated on `df`'s rows of `tasks`, per group of the page's points."""
+        verdicts = []
+        for group in dict.fromkeys(p.group for p in self.points):
+            rows = df[df.group == group]
+            verdicts += [replace(v, group=group) for claim in claims for v in claim.evaluate(rows, tasks)]
+        return verdicts

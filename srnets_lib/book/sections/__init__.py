@@ -1,0 +1,38 @@
+"""The paper's sections as the book shows them: one Section object per notebook (its points,
+figure, table and claims), by name, and the points each notebook shows; the sweep plans its runs
+from the same points."""
+
+from __future__ import annotations
+
+from srnets_lib.settings.params import SECTIONS, Params
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.book.sections import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_data, tamt_iterations, tamt_pretraining, tamt_transfer
+from srnets_lib.book.sections.base import Point, Section
+
+BY_NAME: dict[str, Section] = {module.SECTION.name: module.SECTION
+                               for module in (sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, appc1, appc5,
+                                              tamt_transfer, tamt_pretraining, tamt_iterations, tamt_data)}
+
+
+def get(name: str) -> Section:
+    if name not in SECTIONS:
+        raise ValueError(f"unknown section {name!r}; accepted: {', '.join(SECTIONS)}")
+    return BY_NAME[name]
+
+
+def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None,
+            full: bool = False) -> tuple[list, list, list]:
+    """(tasks, seeds, sparsities) of the notebook `name`; None means the params file's choice
+    (sections.sec4_2_tasks / other_tasks / appc5_tasks, sections.seeds, params.sparsities_for: with
+    `full` the opt-in sparsities too)."""
+    return (list(tasks or params.tasks_for(name)), list(seeds or params.seeds_for(name)),
+            list(params.sparsities_for(name, full) if sparsities is None else sparsities))
+
+
+def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None, full: bool = False) -> list[Point]:
+    """Every point the notebook `name` shows (None: the params file's tasks, seeds, sparsities;
+    `full`: with the opt-in sparsities)."""
+    return get(name).points(Recipes(params), *resolve(name, params, tasks, seeds, sparsities, full))
+
+
+__all__ = ["BY_NAME", "SECTIONS", "Point", "Section", "get", "points", "resolve"]

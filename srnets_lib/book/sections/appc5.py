@@ -1,0 +1,56 @@
+"""Appendix C.5 (appendix table 6): other backbones (the params file's sections.appc5_backbones;
+the paper: RoBERTa-base and BERT-large) on NLI: the std and PoE full models and mask training with
+PoE at 0.5, 0.7 and gradual 0.5 -> 0.7. The authors left no scripts for it: their BERT-base NLI
+settings are used."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from srnets_lib.book import plots
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.book.sections.base import Point, Section, references
+from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+
+
+class OtherBackbones(Section):
+    name, number, title = "appc5", "C.5", "Other backbones (RoBERTa-base, BERT-large)"
+    reproduces = "appendix table 6"
+    claims = (FullModels(), SubnetworkVsFull("mask 0.5", xs=(0.5,)), SubnetworkVsFull("mask 0.7", xs=(0.7,)))
+    paper_table = "table6"
+    subset_series = ("full bert (std)", "full bert (poe)")
+
+    def subset_points(self, page, series, sparsity):
+        """The full models of each backbone beside those of the book's own backbone (section 4.2's):
+        where on the OOD set does each std model follow the cue?"""
+        own = [replace(p, series=f"{p.series}, section 4.2's backbone") for task in page.tasks for seed in page.seeds
+               for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
+        return own + [replace(p, series=f"{p.series}, {p.group}") for p in super().subset_points(page, series, sparsity)]
+
+    def points(self, recipes, tasks, seeds, sparsities):
+        """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""
+        points = []
+        for choice in recipes.p.sections.appc5_backbones:
+            forced = {**recipes.p.forced, **{k: v for k, v in choice.items() if k != "name"}}
+            other = Recipes(recipes.p.model_copy(update={"forced": forced}))
+            group = choice.get("name", choice["backbone"])
+            for task in tasks:
+                for seed in seeds:
+                    points += [replace(p, group=group) for p in references(other, task, seed, keep_steps=False)]
+                    for s in (0.5, 0.7):
+                        points.append(Point(f"mask {s}", task, seed, s, other.prune_ft(task, "mask", "poe", s, seed),
+                                            group=group))
+                    points.append(Point("mask 0.5->0.7", task, seed, 0.7, other.gradual(task, 0.5, 0.7, seed),
+                                        group=group))
+        return points
+
+    def figure(self, page):
+        """Mask training with PoE against sparsity, one figure per backbone."""
+        return [plots.sparsity_figure(sub, f"Mask training with PoE on {group}", synthetic=page.synthetic)
+                for group, sub in page.frame.groupby("group", sort=False)]
+
+    def table(self, page):
+        return plots.table(page.frame, index=("group", "task", "series"))
+
+
+SECTION = OtherBackbones()

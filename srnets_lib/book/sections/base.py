@@ -1,0 +1,96 @@
+"""What a book section is: its points (the runs behind its figure and tables), the figure and
+table it shows and the paper's claims it judges; one `Section` subclass per section module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from srnets_lib.book import plots
+from srnets_lib.settings.config import RunConfig
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.settings.request import Request
+
+
+@dataclass(frozen=True)
+class Point:
+    """One value a page shows: a named series (the paper's legend), a task, a seed, an x value
+    (sparsity, steps or epochs) and the run that yields it."""
+
+    series: str
+    task: str
+    seed: int
+    x: float
+    config: RunConfig
+    reference: bool = False  # a full-model reference line rather than a curve
+    level: float | None = None  # the IMP level of `config` this point shows
+    group: str = ""  # a facet of the section (C.5: the backbone)
+    request: Request | None = None  # what the point reads beyond the params' execution defaults
+
+
+class Section:
+    """A paper section as its notebook (book/<name>.ipynb) shows it. Subclasses declare the
+    class attributes and `subnetworks` (or `points`); `figure` and `table` draw the page's usual ones."""
+
+    name: str  # the notebook's stem and the key of the params file's sections.seeds
+    part: int = 1  # the book's part: 1, the SRNets paper; 2, TAMT (Liu et al., NAACL 2022)
+    number: str  # the paper's numbering: "4.2", "C.5"
+    title: str
+    reproduces: str  # the paper's figure or table
+    figure_title: str = ""
+    claims: tuple = ()  # judged on the page's points, per group
+    reference_claims: tuple = ()  # judged on every full model the page holds (section 4.2: all tasks)
+    paper_table: str | None = None  # the table of paper_numbers.yaml printed beside the page's own
+    full_models = ("std", "poe")  # the losses of the full models drawn as reference lines
+    opt_in = False  # computed by `make book-full` only (its runs are over the default build's budget)
+    # beyond the paper (analysis.py): the series whose OOD scores split by subset, and the series the
+    # other masks are compared with (Jaccard)
+    subset_series: tuple = ()
+    structure_against: str = ""
+
+    def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
+        """For each task and seed: the full models, then the subnetworks."""
+        return [p for task in tasks for seed in seeds
+                for p in references(recipes, task, seed, self.full_models)
+                + self.subnetworks(recipes, task, seed, sparsities)]
+
+    def subnetworks(self, recipes: Recipes, task: str, seed: int, sparsities: list[float]) -> list[Point]:
+        raise NotImplementedError
+
+    def subset_points(self, page, series: tuple, sparsity: float) -> list[Point]:
+        """The points whose OOD scores split by subset (analysis.subsets): the page's points of
+        `series`, its full models and its subnetworks at `sparsity`."""
+        return [p for p in page.points if p.task in page.tasks and p.series in series
+                and (p.reference or abs(p.x - sparsity) < 1e-9)]
+
+    def figure(self, page) -> list:
+        """Metric vs sparsity, mean +- std over seeds, full models as dashed lines."""
+        return [plots.sparsity_figure(page.frame, self.figure_title, synthetic=page.synthetic)]
+
+    def table(self, page):
+        """Mean +- std over seeds per task, series and x."""
+        return plots.table(page.frame)
+
+    def judge(self, page) -> list:
+        """The section's claims judged on the page's tasks (Verdict records)."""
+        return page.judge(self.claims, page.frame, page.tasks)
+
+
+def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), keep_steps: bool = True) -> list[Point]:
+    """The full models A_L(f(theta_pt)); the std model keeps its weights after section 5.1's steps
+    (`keep_steps`), so 5.1 starts from the same run as section 4.2."""
+    params = recipes.p
+    keep = params.execution.request(keep_steps=tuple(params.sections.sec5_1_steps))
+    return [Point(f"full bert ({loss})", task, seed, 0.0, recipes.full(task, loss, seed), True,
+                  request=keep if loss == "std" and keep_steps else None)
+            for loss in losses]
+
+
+def levels(series: str, task: str, seed: int, sparsities, config: RunConfig) -> list[Point]:
+    """Points at the levels `sparsities` of one IMP run (section 3.2.1, appendix A.1.1: every
+    level is a multiple of imp_delta_s, up to the run's target)."""
+    step = config.imp_delta_s
+    for s in sparsities:
+        if abs(s / step - round(s / step)) > 1e-6 or s > config.sparsity + 1e-9:
+            raise ValueError(f"sparsity {s}: an IMP run yields multiples of imp_delta_s={step} up to "
+                             f"{config.sparsity} (sections.imp_target)")
+    return [Point(series, task, seed, s, config, level=round(s, 6)) for s in sparsities]

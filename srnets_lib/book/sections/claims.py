@@ -1,0 +1,129 @@
+"""The paper's claims as rules on a build's results: each Claim evaluates a results frame
+(sections.gather.frame) into Verdicts, with the numbers that decide them. The claims several
+sections judge live here; a claim of one section lives in its module.
+
+Every threshold below was fixed before the results it judges were computed, and none is tuned
+to a result:
+  LEARNED      a model below 80% of the std full model's ID has not learned the task
+  EXPLOITED    standard fine-tuning exploits the bias: its ID exceeds its OOD by over 5 points
+  RETAINED     a sparse subnetwork "keeps" the full model's ID at >= 95% of it (section 4.2)
+  GAIN         "improves OOD" means by more than 1 point
+  COMPETITIVE  section 4.4's "competitive": >= 90% of the full model's ID (and OOD within 2 points)
+  NEARLY_ALL   section 4.5's "nearly 100% OOD": >= 90% OOD
+  EARLY        section 5.1's "competitive" start: >= 98% of "ft to end"'s ID, OOD >= its OOD - 2
+A claim holds only when its mean clears every threshold by verdict.MARGIN (1 point) or more.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dataclasses import replace
+
+from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+
+LEARNED = 0.8
+EXPLOITED = 0.05
+RETAINED = 0.95
+GAIN = 0.01
+COMPETITIVE = 0.9
+NEARLY_ALL = 0.9
+EARLY = (0.98, 0.02)
+STD = "full bert (std)"
+
+
+class Claim:
+    """Evaluates one of the paper's claims on each task of a results frame."""
+
+    def evaluate(self, df: pd.DataFrame, tasks=None) -> list[Verdict]:
+        """Verdicts for `tasks` (default: the frame's) on the means over seeds, each with the same
+        rule's margin on every seed alone; a task without rows is not measurable."""
+        tasks = list(dict.fromkeys(df.task)) if tasks is None else tasks
+        verdicts = [v for task in tasks for v in self.judge(df, task)]
+        seeds = sorted(df.seed.dropna().unique()) if "seed" in df else []
+        if len(seeds) < 2:
+            return verdicts
+        alone: dict[tuple, list] = {}
+        for seed in seeds:
+            for v in (v for task in tasks for v in self.judge(df[df.seed == seed], task)):
+                alone.setdefault((v.claim, v.task, v.subject), []).append(v.margin)
+        return [replace(v, seed_margins=tuple(alone.get((v.claim, v.task, v.subject), ()))) if v.holds is not None
+                else v for v in verdicts]
+
+    def judge(self, df: pd.DataFrame, task: str) -> list[Verdict]:
+        raise NotImplementedError
+
+
+def reference(m: Measures, name: str, judged: str) -> tuple[str, float | None, float | None, tuple[str, ...]]:
+    """(name, ID, OOD, notes) of the full model `judged` is compared with: `name`, or the std full
+    model where `name` did not learn the task (a collapsed PoE model scores ~50% OOD whatever the bias)."""
+    ref_id, ref_ood = m.mean(name), m.mean(name, "ood")
+    std_id = m.mean(STD)
+    if name != STD and None not in (ref_id, std_id) and ref_id < LEARNED * std_id:
+        note = (f"{name} did not learn the task (ID {pct(ref_id)}, below {LEARNED:.0%} of {STD}'s "
+                f"{pct(std_id)}), so {judged} is compared with {STD}.")
+        return STD, std_id, m.mean(STD, "ood"), (note,)
+    return name, ref_id, ref_ood, ()
+
+
+BIAS = Statement("bias-exploited", "'standard fine-tuning exploits the dataset bias'",
+                 "std full model: ID - OOD > EXPLOITED", {"EXPLOITED": EXPLOITED})
+POE = Statement("poe-improves-ood", "the paper's 'PoE improves OOD'",
+                "PoE full model: ID >= LEARNED x std's and OOD > std's OOD + GAIN", {"LEARNED": LEARNED, "GAIN": GAIN})
+
+
+class FullModels(Claim):
+    """Sections 4.2 (figures 2, 3) and C.5: the std model's ID-OOD gap is the dataset bias; the
+    PoE full model improves OOD over it, unless it did not learn the task."""
+
+    def judge(self, df, task):
+        m = Measures(df, task)
+        std_id, std_ood = m.mean(STD), m.mean(STD, "ood")
+        if None in (std_id, std_ood):
+            return [m.unmeasurable(s, task, "no finished full models") for s in (BIAS, POE)]
+        gap = std_id - std_ood
+        verdicts = [m.verdict(BIAS, task, gap > EXPLOITED, gap - EXPLOITED, values={"std id": std_id, "std ood": std_ood},
+                              measured=f"std full model ID {pct(std_id)} vs OOD {pct(std_ood)} ({m.ood_name}): "
+                                       f"gap {100 * gap:+.1f} points")]
+        poe_id, poe_ood = m.mean("full bert (poe)"), m.mean("full bert (poe)", "ood")
+        if None in (poe_id, poe_ood):
+            return verdicts + [m.unmeasurable(POE, task)]
+        values = {"std id": std_id, "std ood": std_ood, "poe id": poe_id, "poe ood": poe_ood}
+        measured = f"PoE full model: ID {pct(poe_id)}, OOD {pct(poe_ood)}"
+        if poe_id < LEARNED * std_id:
+            note = (f"The PoE model did not learn the task (ID below {LEARNED:.0%} of the std model's), so its "
+                    "OOD score is that of a near-constant predictor.")
+            return verdicts + [m.verdict(POE, task, False, poe_id - LEARNED * std_id, values=values,
+                                         measured=measured, notes=(note,))]
+        return verdicts + [m.verdict(POE, task, poe_ood > std_ood + GAIN, poe_ood - (std_ood + GAIN),
+                                     values=values, measured=measured)]
+
+
+SRNET = Statement("srnet", "a sparse *and* robust subnetwork",
+                  "ID >= RETAINED x the full model's and OOD > its OOD + GAIN", {"RETAINED": RETAINED, "GAIN": GAIN})
+
+
+class SubnetworkVsFull(Claim):
+    """Sections 4.2, 4.3, C.1, C.5: a subnetwork series keeps the full model's ID and gains OOD
+    (an SRNet) at each sparsity of `xs`. A reference that did not learn the task is replaced by
+    the std full model."""
+
+    def __init__(self, series: str, reference: str = STD, xs=(0.5, 0.7)):
+        self.series, self.reference, self.xs = series, reference, tuple(xs)
+
+    def judge(self, df, task):
+        return [self._at(Measures(df, task), x) for x in self.xs]
+
+    def _at(self, m: Measures, x: float) -> Verdict:
+        name, ref_id, ref_ood, notes = reference(m, self.reference, self.series)
+        subject = f"{m.task}, {self.series} at sparsity {x}"
+        sub_id, sub_ood = m.mean(self.series, "id", x), m.mean(self.series, "ood", x)
+        if None in (ref_id, ref_ood, sub_id, sub_ood):
+            return m.unmeasurable(SRNET, subject, notes=notes)
+        retained = sub_id / ref_id if ref_id else float("nan")
+        gained = sub_ood - ref_ood
+        margin = min(retained - RETAINED, gained - GAIN)
+        return m.verdict(SRNET, subject, retained >= RETAINED and gained > GAIN, margin, notes=notes,
+                         values={"id": sub_id, "ood": sub_ood, "reference id": ref_id, "reference ood": ref_ood},
+                         measured=f"ID {pct(sub_id)} ({100 * retained:.1f}% of {name}), OOD {pct(sub_ood)} "
+                                  f"({100 * gained:+.1f} points)")

@@ -1,0 +1,42 @@
+"""Section 4.2 (figures 2 and 3): subnetworks from the std- and the PoE-fine-tuned BERT, by mask
+training and IMP with the std or the PoE loss."""
+
+from __future__ import annotations
+
+from srnets_lib.book.sections.base import Point, Section, levels, references
+from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+
+IMP_SETTINGS = (("std", "std", "imp (std)"), ("poe", "std", "imp (poe)"), ("poe", "poe", "imp (poe), poe ft"))
+
+
+class FromFineTuned(Section):
+    name, number, title = "sec4_2", "4.2", "Subnetworks from fine-tuned BERT"
+    reproduces = "figures 2 and 3"
+    figure_title = "Subnetworks from fine-tuned models (cf. paper figures 2, 3)"
+    claims = (SubnetworkVsFull("mask train (poe)"), SubnetworkVsFull("imp (poe)"))
+    reference_claims = (FullModels(),)
+    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
+    structure_against = "mask train (poe)"
+
+    def points(self, recipes, tasks, seeds, sparsities):
+        """The pruned `tasks`, then the full models of every other preset task (the ID-OOD gap of
+        each task is reported here even when only some are pruned)."""
+        others = [t for t in recipes.p.preset.tasks if t not in tasks]
+        return super().points(recipes, tasks, seeds, sparsities) + [
+            p for task in others for seed in seeds for p in references(recipes, task, seed)]
+
+    def subnetworks(self, recipes, task, seed, sparsities):
+        """Mask training with each loss on the std model and with PoE on the PoE model; one IMP run
+        per (loss, start) setting, read at each sparsity."""
+        points = []
+        for s in sparsities:
+            for loss in ("std", "poe"):
+                points.append(Point(f"mask train ({loss})", task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed)))
+            points.append(Point("mask train (poe), poe ft", task, seed, s,
+                                recipes.prune_ft(task, "mask", "poe", s, seed, full_loss="poe")))
+        for loss, start, name in IMP_SETTINGS:
+            points += levels(name, task, seed, sparsities, recipes.imp(task, loss, seed, start))
+        return points
+
+
+SECTION = FromFineTuned()

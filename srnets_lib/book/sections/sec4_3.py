@@ -1,0 +1,33 @@
+"""Section 4.3 (figure 4): subnetworks fine-tuned in isolation from theta_pt: IMP lottery tickets
+found with PoE (scripts/imp/lt) and the PoE masks of section 4.2
+(scripts/mask_train/.../poe/*/retrain in github.com/llyx97/sparse-and-robust-PLM)."""
+
+from __future__ import annotations
+
+from srnets_lib.book.sections.base import Point, Section, levels
+from srnets_lib.book.sections.claims import SubnetworkVsFull
+
+
+class InIsolation(Section):
+    name, number, title = "sec4_3", "4.3", "Subnetworks fine-tuned in isolation"
+    reproduces = "figure 4"
+    figure_title = "Subnetworks fine-tuned in isolation (cf. paper figure 4)"
+    claims = (SubnetworkVsFull("mask train (poe) + std ft"),
+              SubnetworkVsFull("mask train (poe) + poe ft", reference="full bert (poe)"))
+    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe) + std ft", "mask train (poe) + poe ft",
+                     "imp-rw (poe) + poe ft")
+
+    def subnetworks(self, recipes, task, seed, sparsities):
+        points = []
+        tickets = recipes.imp(task, "poe", seed, start="pt")
+        for s in sparsities:
+            levels("imp-rw (poe)", task, seed, [s], tickets)  # checks s is a level
+            masks = recipes.prune_ft(task, "mask", "poe", s, seed)
+            for loss in ("std", "poe"):
+                points.append(Point(f"imp-rw (poe) + {loss} ft", task, seed, s,
+                                    recipes.isolate(task, tickets, loss, seed, level=round(s, 6))))
+                points.append(Point(f"mask train (poe) + {loss} ft", task, seed, s, recipes.isolate(task, masks, loss, seed)))
+        return points
+
+
+SECTION = InIsolation()

@@ -1,0 +1,96 @@
+"""Section 5.2 (figure 8, appendix table 5): SRNets at high sparsity: fixed 90% sparsity vs a
+gradual (cubic) increase to it, at several mask-training lengths; table 5's ablation of the mask
+initialisation and the schedule's start."""
+
+from __future__ import annotations
+
+from srnets_lib.book import plots
+from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.claims import LEARNED, STD, Claim
+from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+
+FINAL = 0.9  # figure 8 and table 5: subnetworks at 90% sparsity
+GRADUAL = "gradual 0.7->0.9"
+GRADUAL_BEATS_FIXED = Statement("gradual-beats-fixed", "'gradual beats fixed'",
+                                "at table 5's epochs (its caption's: the cells the paper prints), gradual's ID > "
+                                "fixed's and its OOD >= fixed's; not measurable where neither keeps LEARNED x the "
+                                "full model's ID", {"LEARNED": LEARNED})
+
+
+class GradualVsFixed(Claim):
+    """Gradual 0.7 -> 0.9 beats fixed 0.9 on ID and OOD at table 5's mask-training epochs per task
+    (`epochs`: sections.table5_epochs, where the paper prints both: appendix table 5), so the
+    scorecard sets like beside like; says so when the smaller difference is within the seeds' spread."""
+
+    def __init__(self, epochs: dict, reference: str = STD):
+        self.epochs, self.reference = epochs, reference
+
+    def judge(self, df, task):
+        m = Measures(df, task)
+        longest = self.epochs[task]
+        fixed = (m.mean("fixed", "id", longest), m.mean("fixed", "ood", longest))
+        grad = (m.mean(GRADUAL, "id", longest), m.mean(GRADUAL, "ood", longest))
+        if None in fixed + grad:
+            return [m.unmeasurable(GRADUAL_BEATS_FIXED, task)]
+        subject = f"{task}, {longest:g} epochs"
+        values = {"fixed id": fixed[0], "fixed ood": fixed[1], "gradual id": grad[0], "gradual ood": grad[1]}
+        measured = (f"fixed 0.9 ID {pct(fixed[0])} / OOD {pct(fixed[1])}; "
+                    f"gradual 0.7->0.9 ID {pct(grad[0])} / OOD {pct(grad[1])}")
+        ref_id = m.mean(self.reference)
+        if ref_id is not None and max(fixed[0], grad[0]) < LEARNED * ref_id:
+            reason = (f"at 90% sparsity neither subnetwork keeps the task (ID below {LEARNED:.0%} of the "
+                      f"{self.reference} model's {pct(ref_id)})")
+            return [m.unmeasurable(GRADUAL_BEATS_FIXED, subject, reason, values=values, measured=measured)]
+        holds = grad[0] > fixed[0] and grad[1] >= fixed[1]
+        spread = max(m.spread(name, column, longest) for name in ("fixed", GRADUAL) for column in ("id", "ood"))
+        smallest = min(abs(grad[0] - fixed[0]), abs(grad[1] - fixed[1]))
+        notes = ((f"The smaller margin ({100 * smallest:.1f} points) is within the seeds' spread (up to "
+                  f"±{100 * spread:.1f}), so this verdict rests on noise at this budget."),) if smallest < spread else ()
+        return [m.verdict(GRADUAL_BEATS_FIXED, subject, holds, min(grad[0] - fixed[0], grad[1] - fixed[1]),
+                          values={**values, "spread": spread}, measured=measured, notes=notes)]
+
+
+class GradualSparsity(Section):
+    name, number, title = "sec5_2", "5.2", "SRNets at high sparsity: gradual sparsity increase"
+    reproduces = "figure 8 and appendix table 5"
+    figure_title = "Fixed vs gradual sparsity at 0.9 (cf. paper figure 8)"
+    paper_table = "table5"
+    full_models = ("std",)
+
+    def subnetworks(self, recipes, task, seed, sparsities):
+        """Figure 8 at sections.sec5_2_epochs; table 5's variants at sections.table5_epochs (each
+        run once where the two meet)."""
+        budgets, epochs = recipes.p.sections.sec5_2_epochs[task], recipes.p.sections.table5_epochs[task]
+
+        def fixed(at, **fields):
+            return recipes.prune_ft(task, "mask", "poe", FINAL, seed, epochs=at, **fields)
+
+        points = []
+        for at in budgets:
+            points += [Point("fixed", task, seed, at, fixed(at)),
+                       Point(GRADUAL, task, seed, at, recipes.gradual(task, 0.7, FINAL, seed, at))]
+        points.append(Point("fixed, soft init", task, seed, epochs, fixed(epochs, mask_init="soft")))
+        points += [Point(f"gradual {start}->0.9", task, seed, epochs, recipes.gradual(task, start, FINAL, seed, epochs))
+                   for start in recipes.p.sections.table5_inits if start != 0.7 or epochs not in budgets]
+        return points + ([Point("fixed", task, seed, epochs, fixed(epochs))] if epochs not in budgets else [])
+
+    def judge(self, page):
+        """The claim at table 5's epochs (sections.table5_epochs)."""
+        return page.judge((GradualVsFixed(page.params.sections.table5_epochs),), page.frame, page.tasks)
+
+    def figure(self, page):
+        """Figure 8: fixed and gradual 0.7 -> 0.9 against the mask-training epochs, with the std full model."""
+        df = page.frame
+        shown = df[df.series.isin(["fixed", GRADUAL]) | df.reference.astype(bool)]
+        if shown.empty:
+            return []
+        return [plots.sparsity_figure(shown, self.figure_title, xlabel="mask-training epochs", synthetic=page.synthetic)]
+
+    def table(self, page):
+        """Table 5's ablation: every variant at the caption's epochs (sections.table5_epochs)."""
+        df, epochs = page.frame, page.params.sections.table5_epochs
+        at_caption = [bool(r) or x == epochs[t] for r, x, t in zip(df.reference, df.x, df.task)]
+        return plots.table(df[at_caption], index=("task", "series"))
+
+
+SECTION = GradualSparsity()

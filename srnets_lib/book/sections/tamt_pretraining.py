@@ -1,0 +1,163 @@
+"""TAMT figures 1, 5 and 8: each task-agnostic subnetwork's held-out pre-training losses (MLM and
+KD, with the pre-trained MLM head, as the authors' eval_mlm.py and eval_kd.py) against its mean
+downstream score, and its mask's distance to the OMP mask (1 - Jaccard similarity, section 4.2.5)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from srnets_lib.model import pruning
+from srnets_lib.store.runs import Run
+from srnets_lib.book.sections import gather
+from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.tamt import FULL, SERIES, mean_over_tasks, runs_behind, subnetworks
+from srnets_lib.book.sections.tamt_transfer import SECTION as TRANSFER
+from srnets_lib.book.sections.verdict import Statement, Verdict
+
+RANK = -0.5  # a "clear" rank correlation between loss and score: fixed before any result
+LOSSES = ("mlm_loss", "kd_loss")
+CORRELATES = Statement("tamt-loss-correlates", "'the pre-training performance correlates with the downstream "
+                       "transferability'", "Spearman rank correlation of held-out loss and mean score <= RANK",
+                       {"RANK": RANK})
+OWN_LOWEST = Statement("tamt-own-loss-lowest", "'TAMT-MLM and TAMT-KD have the lowest MLM and KD loss'",
+                       "its objective's held-out loss below every other method's (TAMT-MLM+KD aside)")
+KD_CLOSER = Statement("tamt-kd-near-omp", "'KD masks stay close to the OMP init, MLM masks deviate from it'",
+                      "TAMT-KD's distance to the OMP mask < TAMT-MLM's")
+
+
+def analysis(page) -> pd.DataFrame:
+    """Per series and sparsity: mean held-out MLM and KD loss, mean downstream score over tasks,
+    mean distance of the mask to the OMP mask at that sparsity, and the fewest finished runs
+    behind one of those values (`runs`: the probes on the corpus, the transfers on one task)."""
+    df = page.frame
+    corpus = df[df.task == "corpus"]
+    losses = corpus.groupby(["series", "x"])[[f"score:{k}" for k in LOSSES if f"score:{k}" in corpus]].mean()
+    losses.columns = [c[6:] for c in losses.columns]
+    scores = mean_over_tasks(df[df.series != FULL]).set_index(["series", "x"])
+    runs = pd.concat([corpus.groupby(["series", "x"]).size(), runs_behind(df[df.series != FULL])], axis=1).min(axis=1)
+    table = losses.join(scores, how="outer").join(distances(page), how="left").join(runs.rename("runs").astype("Int64"), how="left")
+    return table.reset_index()
+
+
+def distances(page) -> pd.Series:
+    """1 - Jaccard to the OMP mask of the same sparsity, averaged over mask seeds (finished runs)."""
+    masks = {}
+    for p in page.points:
+        if p.task != "corpus":
+            continue
+        source, level = (p.config.mask_from, p.config.mask_level) if p.config.mask_from else (p.config, None)
+        run = Run(source)
+        if gather.served(run):  # finished, its masks whole
+            masks.setdefault((p.series, p.x), []).append(run.masks(level))
+    rows = {(series, x): sum(1 - pruning.jaccard(m, masks[("OMP", x)][0]) for m in found) / len(found)
+            for (series, x), found in masks.items() if ("OMP", x) in masks}
+    index = pd.MultiIndex.from_tuples(list(rows), names=["series", "x"])  # also when no run is finished
+    return pd.Series(list(rows.values()), index=index, name="distance to OMP", dtype=float)
+
+
+def loss_correlates(table: pd.DataFrame) -> list[Verdict]:
+    """Section 4.2.2: across the subnetworks, a lower held-out pre-training loss goes with a higher
+    mean downstream score (per loss: MLM, KD)."""
+    verdicts = []
+    for loss in LOSSES:
+        subject = f"{loss.replace('_', ' ')} vs mean score over tasks"
+        rows = table.dropna(subset=[loss, "score"]) if loss in table else table.iloc[0:0]
+        if len(rows) < 4:
+            verdicts.append(_verdict(CORRELATES, subject, None, reason=f"{len(rows)} subnetworks with both values (4 needed)"))
+            continue
+        rho = float(rows[loss].rank().corr(rows["score"].rank()))
+        verdicts.append(_verdict(CORRELATES, subject, rho <= RANK, RANK - rho, {"spearman": rho, "subnetworks": len(rows)},
+                                 f"Spearman {rho:+.2f} over {len(rows)} subnetworks", seeds=_runs(rows)))
+    return verdicts
+
+
+def own_loss_lowest(table: pd.DataFrame) -> list[Verdict]:
+    """Section 4.2.2: TAMT-MLM has the lowest MLM loss, TAMT-KD the lowest KD loss, at each sparsity
+    (among TAMT-MLM, TAMT-KD, IMP, OMP and Rand)."""
+    verdicts = []
+    for series, loss in ((SERIES["mlm"], "mlm_loss"), (SERIES["kd"], "kd_loss")):
+        for x in sorted(set(table.x[table.series == series])):
+            rows = table[(table.x == x) & (table.series != SERIES["mlm+kd"])]
+            at = rows.set_index("series")[loss].dropna() if loss in rows else pd.Series(dtype=float)
+            subject = f"{loss.replace('_', ' ')} at sparsity {x:g}"
+            if series not in at or len(at) < 2:
+                verdicts.append(_verdict(OWN_LOWEST, subject, None, reason="runs missing"))
+                continue
+            others = at.drop(series)
+            margin = float(others.min() - at[series])
+            verdicts.append(_verdict(OWN_LOWEST, subject, margin > 0, margin, dict(at),
+                                     f"{series} {at[series]:.3f}; lowest other {others.idxmin()} {others.min():.3f}",
+                                     seeds=_runs(rows[rows.series.isin([series, others.idxmin()])])))
+    return verdicts
+
+
+def kd_closer(table: pd.DataFrame) -> list[Verdict]:
+    """Section 4.2.5 (figure 8): TAMT-KD's masks are nearer the OMP mask than TAMT-MLM's."""
+    column = "distance to OMP"
+    found = table.set_index(["series", "x"])[column].dropna() if column in table else pd.Series(dtype=float)
+    verdicts = []
+    for x in sorted(set(table.x[table.series == SERIES["kd"]])):
+        kd, mlm = found.get((SERIES["kd"], x)), found.get((SERIES["mlm"], x))
+        subject = f"mask distance to OMP at sparsity {x:g}"
+        if kd is None or mlm is None:
+            verdicts.append(_verdict(KD_CLOSER, subject, None, reason="runs missing"))
+            continue
+        verdicts.append(_verdict(KD_CLOSER, subject, kd < mlm, float(mlm - kd), {"TAMT-KD": kd, "TAMT-MLM": mlm},
+                                 f"TAMT-KD {kd:.3f}, TAMT-MLM {mlm:.3f}",
+                                 seeds=_runs(table[(table.x == x) & table.series.isin([SERIES["kd"], SERIES["mlm"]])])))
+    return verdicts
+
+
+def _verdict(statement: Statement, subject: str, holds, margin=None, values=None, measured="", reason="",
+             seeds=0) -> Verdict:
+    return Verdict(statement.id, statement.text, "all", subject, statement.rule, statement.thresholds, holds, margin,
+                   values or {}, measured, seeds=seeds, reason=reason)
+
+
+def _runs(rows: pd.DataFrame) -> int:
+    """The fewest runs behind the analysis rows a verdict reads."""
+    return int(rows.runs.min()) if "runs" in rows and rows.runs.notna().any() else 0
+
+
+class PretrainingLoss(Section):
+    name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5", "Pre-training loss, transfer and mask distance"
+    part = 2
+    reproduces = "TAMT figures 1, 5 and 8"
+    figure_title = "Held-out pre-training loss vs mean downstream score (cf. TAMT figures 1, 5)"
+
+    def points(self, recipes, tasks, seeds, sparsities):
+        """Each subnetwork on the corpus (OMP and random runs score their losses themselves; TAMT's
+        masks and IMP's levels are probed with the pre-trained MLM head), then the transfer page's
+        points of the same backbone (figures 1, 5 and 8 are BERT's)."""
+        probes = [Point(n.series, "corpus", n.seed, n.sparsity,
+                        n.run if n.series in ("OMP", "Rand") else recipes.probe(n.run, n.level))
+                  for n in subnetworks(recipes, seeds, sparsities)]
+        return probes + TRANSFER.of_backbone(recipes, tasks, seeds, sparsities)
+
+    def judge(self, page) -> list[Verdict]:
+        """Figures 1/5 and 8's claims, judged on the analysis table of the page's subnetworks."""
+        table = analysis(page)
+        return loss_correlates(table) + own_loss_lowest(table) + kd_closer(table)
+
+    def figure(self, page):
+        table = analysis(page)
+        fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+        for ax, loss in zip(axes, LOSSES):
+            if loss in table:
+                sns.scatterplot(data=table, x=loss, y="score", hue="series", size="x", ax=ax, legend=ax is axes[0])
+            ax.set_title(f"held-out {loss.replace('_', ' ')} vs mean score" + (" (synthetic)" if page.synthetic else ""))
+        if "distance to OMP" in table:
+            sns.barplot(data=table[table.series != "OMP"], x="x", y="distance to OMP", hue="series", ax=axes[2])
+        axes[2].set_title("mask distance to OMP (cf. TAMT figure 8)")
+        fig.suptitle(self.figure_title)
+        fig.tight_layout()
+        plt.close(fig)
+        return [fig]
+
+    def table(self, page):
+        return analysis(page).round(3).set_index(["series", "x"])
+
+
+SECTION = PretrainingLoss()

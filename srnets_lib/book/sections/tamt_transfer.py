@@ -1,0 +1,97 @@
+"""TAMT figures 3 and 4: downstream scores of subnetworks found without a task, against sparsity:
+masks trained on MLM, KD or both (TAMT), IMP on MLM, one-shot magnitude (OMP) and random pruning,
+each fine-tuned on every downstream task; the full model for reference. Figure 3 is the params'
+backbone (BERT), figure 4 each of tamt.other_backbones (RoBERTa-base), one group of points each."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from srnets_lib.book import plots
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.claims import GAIN, Claim
+from srnets_lib.book.sections.tamt import FULL, MAGNITUDE, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only, subnetworks
+from srnets_lib.book.sections.verdict import Statement, Verdict, pct
+
+ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
+                  "mean score over tasks > OMP's + GAIN and > IMP's + GAIN", {"GAIN": GAIN})
+
+
+class AboveMagnitude(Claim):
+    """TAMT sections 4.2.1 and 5: at each sparsity, each objective's mean score over the tasks is
+    above OMP's and IMP's (by more than GAIN)."""
+
+    def evaluate(self, df, tasks=None) -> list[Verdict]:
+        scores = mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
+        runs = runs_behind(df) if not df.empty else pd.Series(dtype=int)
+        objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
+        xs = sorted({x for (series, x) in scores.index if series in objectives})
+        verdicts = []
+        for series in objectives:
+            for x in xs:
+                verdicts.append(self._at(scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)])))
+        return verdicts
+
+    @staticmethod
+    def _at(scores: pd.Series, series: str, x: float, seeds: int) -> Verdict:
+        subject = f"mean over tasks, {series} at sparsity {x:g}"
+        values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
+        values = {k: (None if pd.isna(v) else float(v)) for k, v in values.items()}
+        if None in values.values():
+            return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, None,
+                           reason="runs missing")
+        margin = min(values[series] - values[m] - GAIN for m in MAGNITUDE)
+        measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
+        return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, margin > 0, margin,
+                       values, measured, seeds=seeds)
+
+
+class Transfer(Section):
+    name, number, title = "tamt_transfer", "TAMT 4.2.1", "Task-agnostic subnetworks, fine-tuned on each task"
+    part = 2
+    reproduces = "TAMT figures 3 and 4"
+    figure_title = "Downstream score of task-agnostic subnetworks (cf. TAMT figure 3)"
+    claims = (AboveMagnitude(),)
+
+    def points(self, recipes, tasks, seeds, sparsities):
+        """The params' backbone's points (group ""), then each of tamt.other_backbones' (its
+        name), on the same settings but the backbone, at its own sparsities unless the page was
+        asked for some."""
+        tamt = recipes.p.tamt
+        asked = list(sparsities) != list(tamt.sparsities)
+        points = self.of_backbone(recipes, tasks, seeds, sparsities, asked)
+        for other in tamt.other_backbones:
+            forced = {**recipes.p.forced, "backbone": other.backbone, **other.set}
+            theirs = Recipes(recipes.p.model_copy(update={"forced": forced}))
+            own = sparsities if asked or other.sparsities is None else other.sparsities
+            points += self.of_backbone(theirs, tasks, seeds, own, asked, other.name)
+        return points
+
+    @staticmethod
+    def of_backbone(recipes, tasks, seeds, sparsities, asked: bool | None = None, group: str = "") -> list[Point]:
+        """The points of `recipes`' backbone: for each task, fine-tuning seed and subnetwork, the
+        subnetwork fine-tuned on the task; the full model fine-tuned with each seed."""
+        found = subnetworks(recipes, seeds, sparsities, asked)
+        points = []
+        for task in tasks:
+            for ft in recipes.p.tamt.finetune_seeds:
+                points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True, group=group))
+                points += [Point(n.series, task, ft, n.sparsity, recipes.transfer(task, n.run, ft, n.level), group=group)
+                           for n in found]
+        return points
+
+    def figure(self, page):
+        """Per backbone: one panel per task and one for the mean over tasks, ID score vs sparsity."""
+        return [score_figure(page, self._title(group), "sparsity", rows)
+                for group, rows in page.frame.groupby("group", sort=False)]
+
+    def _title(self, group: str) -> str:
+        return self.figure_title if not group else f"Downstream score of task-agnostic {group} subnetworks (cf. TAMT figure 4)"
+
+    def table(self, page):
+        index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
+        return plots.table(scores_only(page.frame), index=index)
+
+
+SECTION = Transfer()

@@ -1,0 +1,1 @@
+"""The model: backbones, masked layers and magnitude pruning, dropout."""

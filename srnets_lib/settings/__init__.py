@@ -1,0 +1,1 @@
+"""Settings: params files, a run's scientific settings and its key, requests, the paper's paradigms."""

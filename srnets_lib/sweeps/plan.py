@@ -1,0 +1,202 @@
+"""What a sweep will compute, before computing it: the distinct runs behind a set of notebooks,
+their optimizer steps and evaluations (from the configured or published dataset sizes,
+never by loading data), the disk their kept files need, and their GPU-hours (cost.py).
+
+    python -m srnets_lib plan book/*.ipynb --params params/paper.yaml
+
+prints every distinct run under the first section that needs it, then totals; its last line
+is exactly `TOTAL: <N> runs, <M> optimizer steps`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from srnets_lib.sweeps import cost
+from srnets_lib import methods
+from srnets_lib.settings.config import RunConfig
+from srnets_lib.data.tasks import spec
+from srnets_lib.settings.request import Request
+from srnets_lib.methods.schedule import Schedule
+
+# Parameter shapes of the hub backbones (their config.json), so disk and cost need no download.
+HUB_SHAPES = {
+    "bert-base-uncased": dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, intermediate_size=3072,
+                              max_position_embeddings=512, type_vocab_size=2),
+    "roberta-base": dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12, intermediate_size=3072,
+                         max_position_embeddings=514, type_vocab_size=1),
+    "bert-large-uncased": dict(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, intermediate_size=4096,
+                               max_position_embeddings=512, type_vocab_size=2),
+}
+REFERENCE = cost.REFERENCE_BACKBONE  # the bench's throughput is measured on this shape
+
+
+def train_rows(config: RunConfig) -> int:
+    """Training examples of a run: the configured size, else the published one (appendix
+    table 1), plus section 4.5's OOD mixture."""
+    data = config.data
+    if data.source == "synthetic":
+        return data.train_size + (data.train_size // 4 if data.ood_train else 0)
+    task = spec(config.task)
+    rows = min(data.train_size or task.train_rows, task.train_rows)
+    extra = min(data.train_size or task.ood_train_rows, task.ood_train_rows) if data.ood_train else 0
+    return rows + extra
+
+
+def eval_rows(config: RunConfig) -> tuple[int, int]:
+    """(ID dev rows, rows scored only where a result reads them: the OOD sets and the ID test
+    split) of one evaluation."""
+    data = config.data
+    if data.source == "synthetic":
+        return data.dev_size, data.ood_size + (data.test_size or 0)
+    return spec(config.task).dev_rows, spec(config.task).ood_rows
+
+
+def schedule(config: RunConfig) -> Schedule:
+    """The run's schedule (its method's), from the planned number of training examples."""
+    return methods.schedule(config, train_rows(config))
+
+
+# --- model sizes --------------------------------------------------------------------------------
+
+def shape(backbone: str, num_layers: int | None) -> dict:
+    """The backbone's config values that fix its parameter count."""
+    if backbone in HUB_SHAPES:
+        values = dict(HUB_SHAPES[backbone])
+    elif backbone == "tiny":
+        values = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
+                      max_position_embeddings=128, type_vocab_size=2)
+    else:
+        from srnets_lib.model import backbones as models
+
+        folder = Path(models.resolve(backbone))
+        values = json.loads((folder / "config.json").read_text()) if folder.is_dir() else dict(HUB_SHAPES[REFERENCE])
+    if num_layers:
+        values["num_hidden_layers"] = num_layers
+    return values
+
+
+def parameters(backbone: str, num_layers: int | None = None, embeddings: bool = True) -> tuple[int, int]:
+    """(parameters, of which Transformer matrices) of a BERT-like encoder; without the
+    embedding tables when `embeddings` is False (they are frozen: train_embeddings false)."""
+    s = shape(backbone, num_layers)
+    h, i, layers = s["hidden_size"], s["intermediate_size"], s["num_hidden_layers"]
+    matrices = layers * (4 * h * h + 2 * h * i)
+    biases_and_norms = layers * (4 * h + i + h + 4 * h)  # Q, K, V, AO, FFN biases; two LayerNorms
+    tables = (s["vocab_size"] + s["max_position_embeddings"] + s.get("type_vocab_size", 2) + 2) * h
+    pooler = h * h + h
+    return matrices + biases_and_norms + (tables if embeddings else 0) + pooler, matrices
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+@dataclass
+class PlannedRun:
+    section: str
+    config: RunConfig
+    request: Request
+    schedule: Schedule
+
+    @property
+    def steps(self) -> int:
+        return self.schedule.steps
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.schedule.evaluated(self.request.ood_every, self.request.levels))
+
+    def evaluated_rows(self, ood_every: bool | None = None) -> int:
+        """Examples the run evaluates: the dev set at each evaluation, the OOD sets (and the ID
+        test split) as often as the schedule scores them; as requested, or with `ood_every`
+        (True: the authors' way, every OOD set at every evaluation)."""
+        every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
+        dev, ood = eval_rows(self.config)
+        levels = self.request.levels
+        return len(self.schedule.evaluated(every, levels)) * dev + self.schedule.ood_evaluations(every, levels) * ood
+
+
+def plan(sections: dict[str, list], graph) -> list[PlannedRun]:
+    """Every run of `graph` (with its merged request) under the first section that needs it;
+    `sections` maps a section to the configs it shows (dict order)."""
+    seen, planned = set(), []
+    for section, configs in sections.items():
+        for config in configs:
+            for key in _with_dependencies(config):
+                if key not in seen:
+                    seen.add(key)
+                    node = graph[key]
+                    planned.append(PlannedRun(section, node.config, node.request, schedule(node.config)))
+    return planned
+
+
+def _with_dependencies(config: RunConfig) -> list[str]:
+    keys = [k for dependency in config.dependencies() for k in _with_dependencies(dependency)]
+    return keys + [config.key()]
+
+
+def disk_bytes(planned: list[PlannedRun]) -> dict[str, int]:
+    """Bytes kept in the run store: fp32 weights where a request asks for them (a later run
+    reads them), weights kept after steps (section 5.1), bit-packed masks (one per pruning run,
+    one per level where levels are kept)."""
+    weights = kept_steps = masks = 0
+    for p in planned:
+        config = p.config
+        total, matrices = parameters(config.backbone, config.num_layers, config.train_embeddings)
+        weights += 4 * total * p.request.weights
+        kept_steps += 4 * total * len(p.request.keep_steps)
+        if config.is_pruning:
+            masks += (len(p.schedule.levels) + 1) * matrices // 8  # IMP: each level's, then the run's own
+    return {"weights": weights, "kept steps (5.1)": kept_steps, "masks": masks}
+
+
+def _describe(p: PlannedRun) -> list[str]:
+    c = p.config
+    origin = c.init_from or c.mask_from
+    if origin is None:
+        start = "pt"
+    elif c.mask_from is not None:
+        level = c.mask_level if c.mask_level is not None else c.mask_from.sparsity
+        start = f"{origin.loss}-{origin.method}@{level:g}" + ("+ood" if origin.data.ood_train else "")
+    else:
+        start = f"{origin.loss}-{origin.method}" + (f"@step{c.init_step}" if c.init_step else "")
+    x = methods.get(c.method).describe(c)
+    extra = "+ood" if c.data.ood_train else ""
+    return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
+            c.backbone if c.backbone != REFERENCE else ""]
+
+
+def _count(n: int) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e8 else f"{n:,}"
+
+
+def report(planned: list[PlannedRun], rates=None, runs_per_gpu: int = 1) -> str:
+    """Every run under its section, then totals: steps by length, disk, evaluation, GPU-hours
+    (cost.lines: `rates`, bench's measured rates or cost.Assumed), and last `TOTAL: ...`."""
+    header = ["method", "loss", "start", "sparsity", "task", "seed", "epochs", "steps", "backbone"]
+    lines = []
+    for section in dict.fromkeys(p.section for p in planned):
+        rows = [_describe(p) for p in planned if p.section == section]
+        section_steps = sum(p.steps for p in planned if p.section == section)
+        lines.append(f"== {section}: {len(rows)} runs, {section_steps} optimizer steps ==")
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+        lines.append("")
+    lengths: dict[int, list[int]] = {}
+    for p in planned:
+        lengths.setdefault(p.config.max_length, [0, 0])
+        lengths[p.config.max_length][0] += p.steps
+        lengths[p.config.max_length][1] += p.steps * p.config.batch_size
+    lines.append("training by sequence length: " + "; ".join(f"{n} tokens: {steps} steps, {examples} examples"
+                                                              for n, (steps, examples) in sorted(lengths.items())))
+    disk = disk_bytes(planned)
+    lines.append("disk: " + ", ".join(f"{k} {v / 1e9:.1f} GB" for k, v in disk.items())
+                 + f"; total {sum(disk.values()) / 1e9:.1f} GB (plus one resume checkpoint per running run)")
+    evaluated, every = (sum(p.evaluated_rows(mode) for p in planned) for mode in (None, True))
+    lines.append(f"evaluation: {_count(evaluated)} examples evaluated as requested (execution.eval_ood), "
+                 f"{_count(every)} with every OOD set at every evaluation (eval_ood: every, the authors')")
+    lines += cost.lines(planned, rates, runs_per_gpu)
+    total_steps = sum(p.steps for p in planned)
+    lines.append(f"TOTAL: {len(planned)} runs, {total_steps} optimizer steps")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Tooling outside the library's core: the speed benchmark, the headless-browser check."""

@@ -1,0 +1,159 @@
+"""Check the built HTML book in a real headless browser (Debian's chromium via selenium).
+
+    python -m srnets_lib.tools.browser_check [--html _build/html] [--screenshot _build/screenshots]
+
+Every chapter in _toc.yml must load; every image in it must have loaded with a non-zero
+natural size; no cell output may show an error or a traceback, setup code, or a table cut in the
+middle; section notebooks must hold a figure at least 70% of the text column wide; the scorecard
+must hold a row per claim. A screenshot of each chapter is saved. It uses a chromium and chromedriver
+already on the machine and installs nothing (`make browser` installs Debian's, as .ci/run does);
+without them it says how to get them and skips. Exit status 1 lists every failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from srnets_lib.book import paper_numbers
+from srnets_lib import paths
+
+ERROR_SELECTORS = ".output.traceback, .output.error, .cell_output .output.stderr, div.highlight-ipythontb"
+ERROR_TEXTS = ("Traceback (most recent call last)",)
+SETUP_CODE = ("page.load(", "scorecard.build(", "params_file = None")  # the notebooks' hidden cells
+FIGURE_WIDTH = 0.7  # a section's main figure spans at least this share of the text column
+
+
+def chapters(toc_file: Path) -> list[str]:
+    """Document names in _toc.yml, in order (root first)."""
+    toc = yaml.safe_load(toc_file.read_text())
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+            for part in entry.get("parts", []):
+                walk(part.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return [str(Path(n).with_suffix("")) for n in names]
+
+
+HOW_TO_GET = "Debian: sudo apt-get install chromium chromium-driver (or: make browser)"
+
+
+def find_chromium() -> tuple[str, str] | None:
+    """Paths of a chromium and its chromedriver already on the machine; None if either is missing
+    (nothing is installed here: `make browser` installs Debian's packages, as .ci/run does)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or next(
+        (p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if Path(p).exists()), None)
+    return (browser, driver) if browser and driver else None
+
+
+def check(html: Path, screenshots: Path) -> list[str]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    browser, driver_path = find_chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,2000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    screenshots.mkdir(parents=True, exist_ok=True)
+    failures = []
+    try:
+        for name in chapters(paths.PROJECT_ROOT / "_toc.yml"):
+            page = html / f"{name}.html"
+            if not page.is_file():
+                failures.append(f"{name}: {page} was not built")
+                continue
+            driver.get(page.resolve().as_uri())
+            title = driver.title
+            images = driver.execute_script(
+                "return Array.from(document.querySelectorAll('main img, article img'))"
+                ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth, i.naturalHeight]);")
+            broken = [src for src, complete, w, h in images if not (complete and w > 0 and h > 0)]
+            errors = driver.find_elements(By.CSS_SELECTOR, ERROR_SELECTORS)
+            text = driver.find_element(By.TAG_NAME, "body").text
+            problems = []
+            if not title or "404" in title:
+                problems.append(f"title {title!r}")
+            if broken:
+                problems.append(f"{len(broken)} image(s) not loaded: {broken[:3]}")
+            if errors:
+                problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
+            problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
+            problems += page_problems(driver, Path(name).name, text, len(images))
+            driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))
+            status = "ok" if not problems else "FAILED: " + "; ".join(problems)
+            print(f"browser_check: {name}: {len(images)} image(s), {status}")
+            failures += [f"{name}: {p}" for p in problems]
+    finally:
+        driver.quit()
+    return failures
+
+
+def page_problems(driver, name: str, text: str, n_images: int) -> list[str]:
+    """What a reader must not meet on a page: setup code, a table cut in the middle, a section's
+    figure narrower than FIGURE_WIDTH of the text column, a scorecard without a row per claim."""
+    problems = []
+    if any(code in text for code in SETUP_CODE):
+        problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
+    cut = re.search(r"\d+ rows × \d+ columns", text)
+    if cut:
+        problems.append(f"a table is cut in the middle ({cut.group(0)})")
+    if name.startswith(("sec", "app", "tamt")):
+        widths = driver.execute_script(
+            "const a = document.querySelector('article.bd-article') || document.querySelector('main');"
+            "return [a.getBoundingClientRect().width,"
+            " Math.max(0, ...Array.from(a.querySelectorAll('img')).map(i => i.getBoundingClientRect().width))];")
+        if not n_images:
+            if "An opt-in page" not in text:  # an opt-in page's runs come with make book-full only
+                problems.append("no figure")
+        elif widths[1] < FIGURE_WIDTH * widths[0]:
+            problems.append(f"the widest figure is {widths[1]:.0f} px of the {widths[0]:.0f} px text column "
+                            f"(under {FIGURE_WIDTH:.0%})")
+    if name == "scorecard":
+        rows = driver.execute_script("return document.querySelectorAll('div.scorecard table tbody tr').length;")
+        claims = len(paper_numbers.load()["claims"])
+        if rows < claims:
+            problems.append(f"the scorecard table has {rows} rows for the {claims} claims of paper_numbers.yaml")
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m srnets_lib.tools.browser_check", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--html", default="_build/html")
+    parser.add_argument("--screenshot", default="_build/screenshots", help="folder for one PNG per chapter")
+    args = parser.parse_args(argv)
+    html = Path(args.html)
+    if not (html / "index.html").is_file():
+        print(f"browser_check: {html}/index.html missing: build the book first (make book)", file=sys.stderr)
+        return 1
+    if find_chromium() is None:
+        print(f"browser_check: skipped: no chromium and chromedriver on this machine; to check the HTML in a "
+              f"headless browser install them ({HOW_TO_GET})", file=sys.stderr)
+        return 0
+    failures = check(html, Path(args.screenshot))
+    for failure in failures:
+        print(f"browser_check: FAILED {failure}", file=sys.stderr)
+    print(f"browser_check: {'all chapters ok' if not failures else f'{len(failures)} failure(s)'}; "
+          f"screenshots in {args.screenshot}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Training one run: its parts, the loop, one optimisation step, evaluation."""

@@ -1,0 +1,152 @@
+"""One optimisation step as one unit: forward under autocast, loss, backward, gradient
+clipping, optimiser and lr-schedule step. It returns the loss as a device tensor and never
+waits for the device (no `.item()`), so on a GPU the host runs ahead.
+
+Compiled (runtime.compiled(): on CUDA by default) the forward and backward go through
+torch.compile; on CUDA with CUDA graphs (mode reduce-overhead), so a step is a few graph
+replays instead of hundreds of kernel launches. Shapes stay static: every batch is padded to
+the smallest of BUCKETS that holds it (padding is masked out of attention, so results only
+move by float noise), and a short last batch runs eagerly. Everything that changes between
+steps is a device tensor (mask thresholds) or outside the graph (the optimiser, the lr), so
+nothing is recompiled after the first steps of each bucket.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+from srnets_lib.training import losses, runtime
+
+BUCKETS = (32, 64, 96, 128)  # padded lengths of compiled steps (capped at max_length)
+
+
+def bucket(length: int, max_length: int) -> int:
+    """The padded length of a batch whose longest pair has `length` tokens."""
+    return next((b for b in BUCKETS if length <= b <= max_length), max_length)
+
+
+class ForwardLoss:
+    """loss = L(f(x), y, bias, teacher): eager, or compiled when `compiled`. The compiled path
+    never ran on a GPU before it shipped: if compiling, capturing a CUDA graph or the compiled
+    backward fails, `fall_back` switches this run to eager with one warning (fit.train_step)."""
+
+    def __init__(self, model, loss: str, precision: str, compiled: bool):
+        self.model, self.loss_fn, self.precision = model, losses.LOSSES[loss], precision
+        self.compiled = compiled
+        self.fallback: str | None = None  # why the compiled path was given up, if it was
+        self.device_type = runtime.device().type  # not asked inside the traced function
+        self._compiled_fn = None
+        if compiled:
+            self._compiled_fn = runtime.compile(self.eager)
+
+    def fall_back(self, err: Exception, run: str) -> bool:
+        """After `err` in a compiled step: go on eagerly (True), or False if already eager."""
+        if self._compiled_fn is None:
+            return False
+        self._compiled_fn, self.compiled = None, False
+        self.fallback = runtime.fallback_warning(err, f"run {run}: the compiled training step", stacklevel=3)
+        return True
+
+    def eager(self, inputs: dict, labels, bias_probs=None, teacher_probs=None) -> torch.Tensor:
+        with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            logits = self.model(**inputs).logits
+        return self.loss_fn(logits.float(), labels, bias_probs, teacher_probs)
+
+    def __call__(self, batch: dict):
+        """The loss of a batch: its inputs, labels, bias and teacher probabilities (None where
+        the loss reads none), and whether it is full (a short last batch runs eagerly)."""
+        args = (batch["inputs"], batch["labels"], batch.get("bias_probs"), batch.get("teacher_probs"))
+        if self._compiled_fn is None or not batch.get("full_batch", True):
+            return self.eager(*args)
+        if runtime.device().type == "cuda":
+            torch.compiler.cudagraph_mark_step_begin()
+        return self._compiled_fn(*args)
+
+
+class Optimization:
+    """AdamW with linear warm-up and linear decay to 0 over one segment of `steps` steps (a
+    whole run; for IMP, one pruning interval), and gradient clipping at `max_grad_norm`:
+    over all parameters together (`global`) or each parameter tensor alone (`per_parameter`,
+    the authors' QQP scripts). Fused AdamW on CUDA."""
+
+    def __init__(self, params: list[torch.nn.Parameter], lr: float, weight_decay: float, steps: int,
+                 warmup: int, max_grad_norm: float | None = None, clip: str = "global"):
+        self.params = params
+        fused = bool(params) and params[0].is_cuda
+        self.optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
+        steps, warmup = max(1, steps), max(0, warmup)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda t: min(
+            (t + 1) / max(1, warmup), max(0.0, (steps - t) / max(1, steps - warmup))))
+        self.max_grad_norm, self.clip = max_grad_norm, clip
+
+    def step(self, loss: torch.Tensor) -> None:
+        """One update from `loss`; if its backward fails, nothing was updated (a retry is clean)."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.max_grad_norm is not None:
+            clip_gradients(self.params, self.max_grad_norm, self.clip)
+        self.optimizer.step()
+        self.scheduler.step()
+
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+
+def clip_gradients(params, max_norm: float, mode: str = "global") -> None:
+    """Scale gradients so their L2 norm is at most `max_norm` (no host sync)."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    if mode == "global":
+        torch.nn.utils.clip_grad_norm_(params, max_norm, foreach=True)
+    elif mode == "per_parameter":
+        norms = torch._foreach_norm(grads)
+        scales = [torch.clamp(max_norm / (n + 1e-6), max=1.0) for n in norms]
+        torch._foreach_mul_(grads, scales)
+    else:
+        raise ValueError(f"gradient clipping must be global or per_parameter, got {mode!r}")
+
+
+def warmup_steps(warmup_steps: int | None, warmup_ratio: float, steps: int) -> int:
+    """A fixed count when given (the authors' scripts: 3600 on MNLI), else a ratio of `steps`."""
+    return warmup_steps if warmup_steps is not None else round(warmup_ratio * steps)
+
+
+class NonFiniteLoss(FloatingPointError):
+    """The training loss became NaN or infinite; the message names the run, step and value."""
+
+
+class LossLog:
+    """Losses since the last evaluation, kept on the device (one sync per check, not per step).
+    `check` raises NonFiniteLoss naming the first bad step and its value."""
+
+    def __init__(self, run: str):
+        self.run, self.steps, self.values = run, [], []
+
+    def add(self, step: int, loss: torch.Tensor) -> None:
+        self.steps.append(step)
+        self.values.append(loss.detach().clone())  # a CUDA-graph output is reused by the next replay
+
+    def check(self) -> None:
+        if not self.values:
+            return
+        values = torch.stack(self.values).float().cpu()
+        bad = (~torch.isfinite(values)).nonzero()
+        if len(bad):
+            i = int(bad[0])
+            raise NonFiniteLoss(f"run {self.run}: the training loss became {values[i].item()} at step "
+                                f"{self.steps[i] + 1}; nothing was saved as finished (lower lr, or "
+                                "set max_grad_norm)")
+
+    def mean_and_reset(self) -> float | None:
+        self.check()
+        mean = float(torch.stack(self.values).float().mean()) if self.values else None
+        self.steps, self.values = [], []
+        return None if mean is None or math.isnan(mean) else mean
