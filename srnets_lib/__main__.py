@@ -1,8 +1,8 @@
-"""Command line: `python -m srnets_lib run PARAMS key=value ...`, `python -m srnets_lib sweep ...`,
-`python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours),
-`python -m srnets_lib evaluate ...` (score finished runs on OOD sets added since, without
-training), `python -m srnets_lib robustness` (the core claims judged again at other data seeds and
-bias strengths) and `python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
+"""Command line: `python -m srnets_lib run PARAMS key=value ...` (one configuration), `sweep` (every
+run the given notebooks show, on Ray or locally), `plan` (what a sweep would compute: runs, steps,
+inputs, disk, GPU-hours), `evaluate` (score finished runs on OOD sets added since, without training),
+`robustness` (the core claims judged again at other data seeds and bias strengths) and `rekey`
+(move a store's version-3 runs to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
 from srnets_lib import methods, paths
+from srnets_lib.book import robustness
+from srnets_lib.book import runs as book_runs
+from srnets_lib.data.inputs import hub_datasets, missing as missing_inputs
 from srnets_lib.settings import params as params_lib
+from srnets_lib.settings.recipes import Recipes
+from srnets_lib.store import rekey
+from srnets_lib.sweeps import cost, evaluate, plan, sweep
+from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs, execute
+from srnets_lib.training.fit import checkpoint_seconds
 from srnets_lib.training.step import NonFiniteLoss
 
 
 def _run(args) -> int:
-    from srnets_lib.sweeps.executors import execute
-    from srnets_lib.settings.recipes import Recipes
-
     items = params_lib.parse_overrides(args.overrides)
     choice = {k: items.pop(k) for k in ("method", "loss", "sparsity", "seed", "task", "from") if k in items}
     p = params_lib.load(args.params, items)
@@ -42,9 +48,7 @@ def _run(args) -> int:
         config = recipes.prune_pt(task, method, loss, sparsity, seed)
     else:
         config = recipes.prune_ft(task, method, loss, sparsity, seed, full_loss=choice.get("from", "std"))
-    from srnets_lib.data.inputs import require
-
-    require([config], p.execution.skip_ood)
+    check_inputs([config], p.execution.skip_ood)
     result = execute(config, p.execution.request())
     print(f"run {result.key}: ID {result.id:.4f}, OOD " +
           ", ".join(f"{k} {v:.4f}" for k, v in result.ood.items()) + f", sparsity {result.sparsity:.4f}")
@@ -52,13 +56,27 @@ def _run(args) -> int:
     return 0
 
 
-def _plan(args) -> int:
-    from srnets_lib.sweeps import cost, plan
-    from srnets_lib.data.inputs import hub_datasets, missing as missing_inputs
-    from srnets_lib.sweeps.sweep import graph
+def _sweep(args) -> int:
+    checkpoint_seconds()  # a bad $SRNETS_CHECKPOINT_SECONDS stops the sweep before any run starts
+    if args.by == "notebooks":
+        params_file = args.params
+        if args.set:  # the notebooks read the overrides from a resolved params file
+            params_file = params_lib.write_resolved(params_lib.load(args.params, args.set),
+                                                    os.path.join(args.out, "params.yaml"))
+        planned = sweep.jobs(args.notebooks, params_file)
+        print(f"sweep: {len(planned)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
+        return sweep.interruptible(lambda: sweep.status(sweep.execute_jobs(planned, args.out, args.executor,
+                                                                          args.address)))
+    p = params_lib.load(args.params, args.set)
+    runs, _ = book_runs.of_notebooks(args.notebooks, p, args.full, args.part)
+    check_inputs([node.config for node in runs], p.execution.skip_ood)
+    return sweep.interruptible(lambda: sweep.status(sweep.compute(runs, args.executor, args.address,
+                                                                  args.runs_per_gpu)))
 
+
+def _plan(args) -> int:
     params = params_lib.load(args.params, args.set)
-    runs, shown = graph(args.notebooks, params, args.full, args.part)
+    runs, shown = book_runs.of_notebooks(args.notebooks, params, args.full, args.part)
     planned = plan.plan(shown, runs)
     if args.steps_per_second is not None:
         rates = cost.Assumed(args.steps_per_second, args.eval_examples_per_second or 10 * 32 * args.steps_per_second)
@@ -70,8 +88,7 @@ def _plan(args) -> int:
             return 2
     print(plan.report(planned, rates, args.runs_per_gpu))
     configs = [p.config for p in planned]
-    missing = missing_inputs(configs, params.execution.skip_ood)
-    hub = hub_datasets(configs)
+    missing, hub = missing_inputs(configs, params.execution.skip_ood), hub_datasets(configs)
     if hub:  # after TOTAL (its last line stays the total)
         print("\nfrom the hub (checked when a sweep starts): " + ", ".join(hub), file=sys.stderr)
     if missing:
@@ -80,8 +97,25 @@ def _plan(args) -> int:
     return 0
 
 
+def _evaluate(args) -> int:
+    p = params_lib.load(args.params, args.set)
+    runs, _ = book_runs.of_notebooks(args.notebooks, p, args.full)
+    configs = [node.config for node in runs]
+    check_inputs(configs, p.execution.skip_ood)
+    return evaluate.score_all(configs)
+
+
+def _robustness(args) -> int:
+    return robustness.judge(args.params, args.set, args.pages, args.data_seeds, args.strengths, args.executor,
+                            args.runs_per_gpu, args.compute)
+
+
+def _rekey(args) -> int:
+    return rekey.main(args)
+
+
 def _positive(kind):
-    """An argparse type: a number of `kind` above zero (a rate, a count)."""
+    """An argparse type: a finite number of `kind` above zero (a rate, a count)."""
     def parse(text: str):
         try:
             value = kind(text)
@@ -97,66 +131,104 @@ def _positive(kind):
     return parse
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m srnets_lib")
-    sub = parser.add_subparsers(dest="command", required=True)
+class _FromEnvironment(str):
+    """--executor's default, read from $SRNETS_EXECUTOR."""
+
+
+def _executor(text: str) -> str:
+    """--executor's type: argparse checks a default against `choices` only through its type."""
+    if isinstance(text, _FromEnvironment) and text not in sweep.EXECUTORS:
+        raise argparse.ArgumentTypeError(f"$SRNETS_EXECUTOR={str(text)!r}: invalid choice (choose from "
+                                         f"{', '.join(sweep.EXECUTORS)})")
+    return str(text)
+
+
+def _notebooks_and_params(parser, what: str) -> None:
+    parser.add_argument("notebooks", nargs="+", help=f"book/*.ipynb {what}")
+    parser.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
+    parser.add_argument("--full", action="store_true", help="also the opt-in pages (TAMT figures 6, 7, 9: "
+                                                            "make book-full)")
+
+
+def _executors(parser) -> None:
+    parser.add_argument("--executor", choices=sweep.EXECUTORS, type=_executor,
+                        default=_FromEnvironment(os.environ.get("SRNETS_EXECUTOR", "ray")),
+                        help="ray (default: a local instance, or --address; $SRNETS_EXECUTOR sets another) or local "
+                             "(in this process)")
+    parser.add_argument("--runs-per-gpu", type=_positive(int), default=RUNS_PER_GPU,
+                        help=f"runs sharing one GPU (Ray fractional GPUs; default {RUNS_PER_GPU}, measured on an H100)")
+
+
+def _sweep_parser(sub) -> None:
+    parser = sub.add_parser("sweep", help="compute every run the given notebooks show (Ray or local)")
+    _notebooks_and_params(parser, "to sweep")
+    parser.add_argument("--by", choices=["runs", "notebooks"], default="runs",
+                        help="one job per run (default) or per (notebook, seed, sparsity) via papermill")
+    parser.add_argument("--out", default="book/_executed", help="--by notebooks: where executed notebooks go")
+    parser.add_argument("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto")
+    parser.add_argument("--part", type=int, choices=[1, 2], default=None,
+                        help="only the notebooks of Part I (SRNets) or Part II (TAMT) (make book PART=1)")
+    _executors(parser)
+
+
+def _plan_parser(sub) -> None:
+    parser = sub.add_parser("plan", help="list the distinct runs a sweep would compute, with steps, inputs, disk, "
+                                         "GPU-hours")
+    _notebooks_and_params(parser, "to plan")
+    parser.add_argument("--part", type=int, choices=[1, 2], default=None,
+                        help="only the notebooks of Part I (SRNets) or Part II (TAMT)")
+    parser.add_argument("--steps-per-second", type=_positive(float), default=None,
+                        help="assume this BERT-base training rate for every run (default: bench/results.json's "
+                             "rates measured for each run's setting)")
+    parser.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
+    parser.add_argument("--gpu", default=None, help="whose rates in bench/results.json, by name (e.g. H200); "
+                                                    "default: the GPU with the most rows")
+    parser.add_argument("--runs-per-gpu", type=_positive(int), default=RUNS_PER_GPU,
+                        help="runs sharing one GPU (sweep --runs-per-gpu)")
+
+
+def _robustness_parser(sub) -> None:
+    parser = sub.add_parser("robustness", help="judge the core claims again at other data seeds and bias strengths "
+                                               "(one field changed at a time), computing their runs")
+    parser.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides (every setting)")
+    parser.add_argument("--pages", nargs="+", default=list(robustness.PAGES),
+                        help=f"default: {' '.join(robustness.PAGES)}")
+    parser.add_argument("--data-seeds", nargs="*", type=int, default=list(robustness.DATA_SEEDS))
+    parser.add_argument("--strengths", nargs="*", type=float, default=list(robustness.STRENGTHS))
+    parser.add_argument("--no-compute", dest="compute", action="store_false",
+                        help="judge what the store holds, computing nothing")
+    _executors(parser)
+
+
+def parser() -> argparse.ArgumentParser:
+    """Every command's arguments."""
+    top = argparse.ArgumentParser(prog="python -m srnets_lib")
+    sub = top.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one configuration (results land in the run store)")
     run.add_argument("params", help="params file, e.g. params/toy.yaml")
     run.add_argument("overrides", nargs="*", help="key=value, e.g. method=mask loss=poe sparsity=0.7 seed=1")
-    sweep = sub.add_parser("sweep", help="compute every run the given notebooks show (Ray or local)")
-    from srnets_lib.sweeps.sweep import RUNS_PER_GPU, add_arguments
-
-    add_arguments(sweep)
-    planner = sub.add_parser("plan", help="list the distinct runs a sweep would compute, with steps, disk, GPU-hours")
-    planner.add_argument("notebooks", nargs="+", help="book/*.ipynb")
-    planner.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
-    planner.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
-    planner.add_argument("--full", action="store_true", help="also the opt-in pages (TAMT figures 6, 7, 9)")
-    planner.add_argument("--part", type=int, choices=[1, 2], default=None,
-                         help="only the notebooks of Part I (SRNets) or Part II (TAMT)")
-    planner.add_argument("--steps-per-second", type=_positive(float), default=None,
-                         help="assume this BERT-base training rate for every run (default: bench/results.json's "
-                              "rates measured for each run's setting)")
-    planner.add_argument("--eval-examples-per-second", type=_positive(float), default=None)
-    planner.add_argument("--gpu", default=None, help="whose rates in bench/results.json, by name (e.g. H200); "
-                                                     "default: the GPU with the most kinds measured")
-    planner.add_argument("--runs-per-gpu", type=_positive(int), default=RUNS_PER_GPU,
-                         help="runs sharing one GPU (sweep --runs-per-gpu)")
+    _sweep_parser(sub)
+    _plan_parser(sub)
     scorer = sub.add_parser("evaluate", help="score finished runs on OOD sets they lack (a file added since), "
                                              "without training")
-    scorer.add_argument("notebooks", nargs="+", help="book/*.ipynb whose runs to score")
-    scorer.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
-    scorer.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides")
-    scorer.add_argument("--full", action="store_true", help="also the opt-in pages' runs")
-    robust = sub.add_parser("robustness", help="judge the core claims again at other data seeds and bias strengths "
-                                               "(one field changed at a time), computing their runs")
-    from srnets_lib.book.robustness import add_arguments as robustness_arguments
+    _notebooks_and_params(scorer, "whose runs to score")
+    _robustness_parser(sub)
+    moved = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
+    moved.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
+    moved.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
+    return top
 
-    robustness_arguments(robust)
-    rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
-    rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
-    rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
-    args = parser.parse_args(argv)
+
+COMMANDS = {"run": _run, "sweep": _sweep, "plan": _plan, "evaluate": _evaluate, "robustness": _robustness,
+            "rekey": _rekey}
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "plan":
-            return _plan(args)
-        if args.command == "evaluate":
-            from srnets_lib.sweeps.evaluate import main as rescore_main
-
-            return rescore_main(args)
-        if args.command == "robustness":
-            from srnets_lib.book.robustness import main as robustness_main
-
-            return robustness_main(args)
-        if args.command == "rekey":
-            from srnets_lib.store.rekey import main as rekey_main
-
-            return rekey_main(args)
-        from srnets_lib.sweeps.sweep import main as sweep_main
-
-        return sweep_main(args)
+        return COMMANDS[args.command](args)
     except (params_lib.ParamsError, ValueError, OSError) as err:  # bad input, a missing or unwritable file
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -48,7 +48,8 @@ def test_the_reset_changes_what_a_gradual_run_trains_but_not_what_it_evaluates(s
     """With the reset, the steps after a new best train at s_init, so the run differs; every
     evaluation is still made at the scheduled sparsity (the thresholds are reset before it), and the
     mask kept is the mask evaluated."""
-    theirs, ours = execute(gradual(threshold_reset_on_best=True), EVERY), execute(gradual(), EVERY)
+    theirs = execute(gradual(threshold_reset_on_best=True), EVERY)
+    execute(gradual(), EVERY)
     rows, own = Run(gradual(threshold_reset_on_best=True)).metrics(), Run(gradual()).metrics()
     assert [r["sparsity"] for r in rows] == pytest.approx([r["sparsity"] for r in own], abs=0.01)
     assert theirs.selected_step >= 0.7 * theirs.t_max

@@ -17,9 +17,8 @@ import pytest
 
 from srnets_lib.settings import params
 from srnets_lib import paths
-from srnets_lib.sweeps import sweep
-from srnets_lib.training.fit import reusable
 from srnets_lib.store.runs import Run
+from srnets_lib.book import runs as book_runs
 
 NOTEBOOK = "book/sec4_4.ipynb"  # five runs, one of which starts from another's weights
 
@@ -58,8 +57,8 @@ def computed_by(folder) -> str:
 
 def served(store, tiny_params, *overrides) -> list:
     """The runs of the sweep's graph, each checked as the next sweep would (None: it serves)."""
-    graph, _ = sweep.graph([NOTEBOOK], params.load(tiny_params, list(overrides)))
-    return [reusable(Run(node.config, store), node.request) for node in graph]
+    graph, _ = book_runs.of_notebooks([NOTEBOOK], params.load(tiny_params, list(overrides)))
+    return [Run(node.config, store).serves(node.request) for node in graph]
 
 
 def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gathers_them(store, tiny_params):

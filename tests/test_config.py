@@ -5,6 +5,7 @@ import pytest
 from srnets_lib.settings import params
 from srnets_lib import paths
 from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.book import runs as book_runs
 
 
 def test_a_yaml_syntax_error_names_the_file(tmp_path):
@@ -164,8 +165,8 @@ def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
         assert judged <= set(toy.sparsities_for(name)), name
         assert toy.sparsities_for(name, full=True) == toy.preset.sparsities
     assert toy.sparsities_for("sec4_2") == [0.5, 0.7] and toy.sparsities_for("sec5_2") == toy.preset.sparsities
-    default, _ = sweep.graph(["book/sec4_2.ipynb"], toy)
-    full, _ = sweep.graph(["book/sec4_2.ipynb"], toy, full=True)
+    default, _ = book_runs.of_notebooks(["book/sec4_2.ipynb"], toy)
+    full, _ = book_runs.of_notebooks(["book/sec4_2.ipynb"], toy, full=True)
     assert {n.config.sparsity for n in default if n.config.method == "mask"} == {0.5, 0.7}
     # an IMP run trains through every level: the default build scores the opt-in ones too (evaluations only)
     assert {n.request.levels for n in default if n.config.method == "imp"} == {(0.2, 0.5, 0.7, 0.9)}

@@ -126,7 +126,7 @@ def test_the_readme_and_the_introduction_state_the_plans_own_costs():
     from srnets_lib import paths
     from srnets_lib.sweeps import plan
     from srnets_lib.sweeps.executors import RUNS_PER_GPU
-    from srnets_lib.sweeps.sweep import graph
+    from srnets_lib.book.runs import of_notebooks as graph
 
     paper, rates = params.load("params/paper.yaml"), cost.Rates.load()
     readme, intro = ((paths.PROJECT_ROOT / name).read_text() for name in ("README.md", "book/intro.md"))

@@ -6,7 +6,7 @@ import numpy as np
 
 from srnets_lib.data import bias
 from srnets_lib.data import local
-from srnets_lib.data import synthetic
+from srnets_lib.data import optimum, synthetic
 from srnets_lib.data.synthetic import make_task
 
 
@@ -213,11 +213,10 @@ def test_skewed_members_are_rare_in_the_id_splits_and_uniform_in_the_ood_sets(ta
 @pytest.mark.parametrize("task", ["nli", "paraphrase", "factcheck"])
 @pytest.mark.parametrize("strength, skew", [(0.65, 0.0), (0.8, 0.0), (0.95, 0.0), (0.8, 2.0)])
 def test_the_design_criteria_are_those_of_the_generated_data(task, strength, skew):
-    """synthetic.design_criteria's exact accuracies, measured on generated examples (read back
+    """optimum.design_criteria's exact accuracies, measured on generated examples (read back
     from their text) with the two predictors they describe: within 1 point at 20,000 examples."""
-    from srnets_lib.data import synthetic
-
-    exact = synthetic.design_criteria(task, strength, member_skew=skew)
+    
+    exact = optimum.design_criteria(task, strength, member_skew=skew)
     data = synthetic.make_task(task, 20_000, 8, 20_000, bias_strength=strength, seed=3, member_skew=skew)
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]
     rates = synthetic.member_ambiguity(0.6)
@@ -245,17 +244,16 @@ def test_the_design_criteria_are_those_of_the_generated_data(task, strength, ske
 
 @pytest.mark.parametrize("task, strength", [("nli", 0.8), ("factcheck", 0.65)])
 def test_the_best_cue_only_bias_model_is_the_labels_frequency_given_the_cue(task, strength):
-    """synthetic.cue_posterior: among generated training examples with the cue present (absent),
+    """optimum.cue_posterior: among generated training examples with the cue present (absent),
     how often each label occurs; within 0.02 at 20,000 examples. Example reweighting's exact
     optimum (cue_shares(loss="reweight")) weighs each example by one minus it, PoE's main model divides by it."""
-    from srnets_lib.data import synthetic
-
+    
     train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=4).train
     cue = np.array([synthetic.has_cue(task, a, b) for a, b in zip(train.text_a, train.text_b)])
     n = len(synthetic.LABELS[task])
     for present in (True, False):
         counted = np.bincount(train.labels[cue == present], minlength=n) / (cue == present).sum()
-        expected = synthetic.cue_posterior(task, strength, present=present)
+        expected = optimum.cue_posterior(task, strength, present=present)
         np.testing.assert_allclose(counted, expected, atol=0.02)
 
 
@@ -265,22 +263,21 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
     """Appendix eq. 4 with the Bayes-optimal std model as teacher: each generated training example's
     target is its teacher's probabilities scaled by losses.scaled_teacher with beta the best cue-only
     bias model's probability of its label; averaged per ambiguous member with the cue present (absent),
-    the cue's label's share is synthetic.cue_shares(loss="confreg"), within 0.02 at 20,000 examples
+    the cue's label's share is optimum.cue_shares(loss="confreg"), within 0.02 at 20,000 examples
     (member 0, never annotated with the cue's label, keeps 0).
     It exceeds 1/2 exactly where the std optimum's does, and is nearer 1/2 (less confident)."""
     import torch
 
     from srnets_lib.training import losses
-    from srnets_lib.data import synthetic
-
+    
     train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=5, member_skew=skew).train
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]
     n = len(synthetic.LABELS[task])
     read = [(*synthetic.rule_of(task, a, b), synthetic.has_cue(task, a, b)) for a, b in zip(train.text_a, train.text_b)]
     rules, all_members, cues = (np.array(column) for column in zip(*read))
     for present in (True, False):
-        q = synthetic.cue_shares(task, strength, member_skew=skew, present=present)
-        bias = synthetic.cue_posterior(task, strength, member_skew=skew, present=present)
+        q = optimum.cue_shares(task, strength, member_skew=skew, present=present)
+        bias = optimum.cue_posterior(task, strength, member_skew=skew, present=present)
         chosen = (rules == ambiguous) & (cues == present)
         members, labels = all_members[chosen], train.labels[chosen]
         teacher = np.zeros((len(members), n))
@@ -288,7 +285,7 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
         beta = torch.tensor(bias[labels])
         target = losses.scaled_teacher(torch.tensor(teacher), beta).numpy()[:, cue_label]
         measured = np.array([target[members == k].mean() for k in range(synthetic.MEMBERS)])
-        exact = synthetic.cue_shares(task, strength, member_skew=skew, loss="confreg", present=present)
+        exact = optimum.cue_shares(task, strength, member_skew=skew, loss="confreg", present=present)
         # member 0 is never annotated with the cue's label: the exact teacher's 0 stays 0, where
         # losses.scaled_teacher clamps it to 1e-12, which a power near 0 lifts
         ambiguous_members = q > 0
@@ -302,10 +299,9 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
 def test_section_4_5s_training_data_annotate_each_member_as_cue_shares_says(task, strength):
     """With the OOD training data mixed in (make_task's ood_train: OOD_TRAIN_SHARE OOD examples per
     ID one), the share of an ambiguous member's cue-carrying training examples annotated with the
-    cue's label is synthetic.cue_shares(..., ood_share=OOD_TRAIN_SHARE): within 0.05 at 40,000 ID
+    cue's label is optimum.cue_shares(..., ood_share=OOD_TRAIN_SHARE): within 0.05 at 40,000 ID
     examples. The Bayes-optimal model of that training set follows the cue where it exceeds 1/2."""
-    from srnets_lib.data import synthetic
-
+    
     data = synthetic.make_task(task, 40_000, 8, 8, bias_strength=strength, seed=3, ood_train=True)
     assert len(data.train) == 40_000 * (1 + synthetic.OOD_TRAIN_SHARE)
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]
@@ -314,6 +310,6 @@ def test_section_4_5s_training_data_annotate_each_member_as_cue_shares_says(task
         rule, member = synthetic.rule_of(task, a, b)
         if rule == ambiguous and synthetic.has_cue(task, a, b):
             counted[member, int(label == cue_label)] += 1
-    expected = synthetic.cue_shares(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)
+    expected = optimum.cue_shares(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)
     np.testing.assert_allclose(counted[:, 1] / counted.sum(axis=1), expected, atol=0.05)
-    assert synthetic.design_criteria(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)["cue_members"] == (expected > 0.5).sum()
+    assert optimum.design_criteria(task, strength, ood_share=synthetic.OOD_TRAIN_SHARE)["cue_members"] == (expected > 0.5).sum()

@@ -16,11 +16,9 @@ import torch
 from srnets_lib.training import evaluation
 from srnets_lib import methods, paths
 from srnets_lib.model import backbones as models, pruning
-from srnets_lib.sweeps import plan
 from srnets_lib.training.prepare import build_run
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.sweeps.executors import execute
-from srnets_lib.training.fit import reusable
 from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run
 
@@ -99,7 +97,7 @@ def test_evaluating_only_what_is_read_gives_the_same_results(tmp_path):
         all_rows = {r["step"]: r for r in Run(config, tmp_path / "every").metrics()}
         assert [r["dev"] for r in rows] == [all_rows[r["step"]]["dev"] for r in rows]
         assert len([r for r in rows if "hans-like" in r]) == len(a.levels)  # only IMP's level ends
-        schedule = plan.schedule(config)  # what plan counts is what the loop did
+        schedule = methods.planned_schedule(config)  # what plan counts is what the loop did
         assert len(rows) == b.evaluations == len(schedule.evaluated(False))
         assert len(all_rows) == a.evaluations == len(schedule.evaluated(True))
         if config.select == "best_after_0.7":  # none before 0.7 t_max but the selectable ones
@@ -131,15 +129,15 @@ def test_a_stored_run_serves_only_requests_it_covers(store):
     config = full()
     first = execute(config)
     run = Run(config)
-    assert reusable(run, Request()) is None
-    assert "every evaluation" in reusable(run, EVERY)
-    assert "steps [4]" in reusable(run, Request(keep_steps=(4,)))
-    assert "weights" in reusable(run, Request(weights=True))
+    assert run.serves(Request()) is None
+    assert "every evaluation" in run.serves(EVERY)
+    assert "steps [4]" in run.serves(Request(keep_steps=(4,)))
+    assert "weights" in run.serves(Request(weights=True))
     again = execute(config, Request(ood_every=True, keep_steps=(4,), weights=True))
     assert (again.id, again.ood, again.selected_step) == (first.id, first.ood, first.selected_step)
     assert again.kept_steps == [4] and again.weights and again.ood_every
     assert run.file(paths.step_weights(4)).is_file() and run.file(paths.WEIGHTS).is_file()
-    assert reusable(run, Request(keep_steps=(4,))) is None
+    assert run.serves(Request(keep_steps=(4,))) is None
 
 
 def test_a_stored_run_whose_data_changed_is_computed_again(store):
@@ -149,12 +147,12 @@ def test_a_stored_run_whose_data_changed_is_computed_again(store):
     stored = json.loads(run.file(paths.FINAL).read_text())
     stored["data_fingerprint"]["dev"] = "0" * 16  # as if the dev file had changed since
     run.file(paths.FINAL).write_text(json.dumps(stored))
-    assert reusable(run, Request()) == "the data it read changed since"
+    assert run.serves(Request()) == "the data it read changed since"
     assert execute(config).data_fingerprint["dev"] != "0" * 16
 
 
 def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_says_why(store, monkeypatch):
-    from srnets_lib.training import fit
+    from srnets_lib.store import runs
 
     config = full()
     execute(config)
@@ -162,8 +160,8 @@ def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_says_why(store
     def unreadable(task, data):
         raise FileNotFoundError("data/nli/dev.tsv does not exist")
 
-    monkeypatch.setattr(fit, "current_fingerprints", unreadable)
-    assert reusable(Run(config), Request()) == ("its data cannot be read now (FileNotFoundError: "
+    monkeypatch.setattr(runs, "current_fingerprints", unreadable)
+    assert Run(config).serves(Request()) == ("its data cannot be read now (FileNotFoundError: "
                                                 "data/nli/dev.tsv does not exist)")
 
 
@@ -217,7 +215,7 @@ def test_a_diverging_run_stops_with_step_and_value_and_leaves_nothing_finished(s
 
 def test_killed_run_resumes_from_its_checkpoint_to_the_same_result(store, tmp_path):
     config = full(epochs=6)
-    code = ("import sys; from srnets_lib.config import RunConfig; from srnets_lib.executors import execute;"
+    code = ("import sys; from srnets_lib.settings.config import RunConfig; from srnets_lib.sweeps.executors import execute;"
             f"execute(RunConfig.model_validate_json({config.model_dump_json()!r}))")
     env = {**os.environ, "SRNETS_RUNS": str(store), "SRNETS_CHECKPOINT_SECONDS": "0"}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env)

@@ -5,7 +5,8 @@ that say where."""
 import numpy as np
 import pytest
 
-from srnets_lib.data import glue, hub, spec
+from srnets_lib.data import glue, hub
+from srnets_lib.data.tasks import spec
 from srnets_lib.data.local import DataFileError
 from srnets_lib.data.splits import Split
 from srnets_lib.data.tasks import TRANSFER_TASKS

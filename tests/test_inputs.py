@@ -6,6 +6,7 @@ another of the run's settings."""
 import numpy as np
 import pytest
 
+from srnets_lib.sweeps.executors import check_inputs
 from srnets_lib.data import bias
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.data import hub, inputs, local
@@ -28,7 +29,7 @@ def test_the_authors_bias_predictions_are_checked_before_any_run(tmp_path):
     assert line.startswith("the authors' bias predictions: ") and "bias_model_preds/fever/log_probs.npy not found" in line
     assert "github.com/llyx97/sparse-and-robust-PLM" in line and "bias_model: ours" in line
     with pytest.raises(local.DataFileError, match="bias_model_preds/fever/log_probs.npy not found"):
-        inputs.require([poe])
+        check_inputs([poe])
     assert inputs.missing([poe.model_copy(update={"bias_model": "ours"})]) == []
 
 
@@ -75,7 +76,7 @@ def test_every_split_is_checked_against_its_published_size_unless_switched_off(t
     write_factcheck_files(tmp_path)
     with pytest.raises(local.DataFileError, match=r"fever.train.jsonl: 3 labelled rows, the published file has 242,911"):
         local.load_local("factcheck", tmp_path, sizes=True)
-    from srnets_lib.data import load_task
+    from srnets_lib.data.load import load_task
 
     with pytest.raises(local.DataFileError, match="242,911"):
         load_task("factcheck", DataConfig(source="local", path=str(tmp_path)))  # check_sizes: true by default

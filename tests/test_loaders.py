@@ -7,7 +7,8 @@ import pytest
 from srnets_lib import paths
 from srnets_lib.settings.config import DataConfig
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.data import hub, inputs, load_task, local
+from srnets_lib.data import hub, inputs, local
+from srnets_lib.data.load import load_task
 
 HANS_HEADER = ("gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
                "sentence2_parse\tsentence1\tsentence2\tpairID\theuristic\tsubcase\ttemplate\n")

@@ -1,6 +1,5 @@
 """Section 3.2.2 / algorithm 2: masks, straight-through gradients, exact sparsity."""
 
-import numpy as np
 import pytest
 import torch
 from torch import nn

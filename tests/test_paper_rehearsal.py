@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from paper_fixture import rehearse
+from srnets_lib.sweeps.executors import check_inputs
 from srnets_lib.settings import params
 from srnets_lib import paths
-from srnets_lib.data import hub, inputs, load_task
-from srnets_lib.sweeps.sweep import graph
+from srnets_lib.data import hub, inputs
+from srnets_lib.data.load import load_task
+from srnets_lib.book.runs import of_notebooks as graph
 
 NOTEBOOKS = sorted(f"book/{p.name}" for p in paths.BOOK_DIR.glob("*.ipynb"))
 
@@ -81,7 +83,7 @@ def test_every_input_is_found_as_shipped_and_each_one_missing_is_named(tmp_path,
     for path in sorted(read):
         path.rename(path.with_name(path.name + ".aside"))
         try:
-            inputs.require(planned)
+            check_inputs(planned)
             message = None
         except Exception as err:  # a missing file or hub split, or a backbone: one error naming each
             message = str(err)

@@ -14,7 +14,9 @@ from srnets_lib.sweeps import cost, plan
 from srnets_lib.settings import params
 from srnets_lib.book import sections
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.sweeps.sweep import graph
+from srnets_lib.book.runs import of_notebooks as graph
+from srnets_lib import methods
+from srnets_lib.data.tasks import planned_train_rows
 
 NOTEBOOKS = [f"book/{s}.ipynb" for s in ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5")]
 MNLI_EPOCH, QQP_EPOCH, FEVER_EPOCH = 12_272, 11_371, 7_591  # steps per epoch
@@ -71,7 +73,7 @@ def test_full_models_as_scripts_full_bert(R):
     assert (qqp.lr, qqp.epochs, qqp.warmup_steps, qqp.grad_clip) == (2e-5, 3, 3400, "per_parameter")
     fever = R.full("factcheck", "std", 1)  # std_train/fever.sh
     assert (fever.lr, fever.epochs, fever.warmup_steps, fever.eval_interval) == (2e-5, 3, 0, 500)
-    assert plan.schedule(std).steps == 3 * MNLI_EPOCH
+    assert methods.planned_schedule(std).steps == 3 * MNLI_EPOCH
 
 
 def test_mask_training_as_scripts_mask_train(R):
@@ -86,14 +88,14 @@ def test_mask_training_as_scripts_mask_train(R):
     assert R.prune_ft("nli", "mask", "reweight", 0.5, 1).epochs == 3  # .../reweighting/mnli/0.5.sh
     pt = R.prune_pt("nli", "mask", "std", 0.5, 1)  # mask_on_plm_pt/std/mnli/0.5.sh: --start_step_ratio 0.
     assert (pt.select, pt.epochs, pt.init_from) == ("best", 5, None)
-    assert plan.schedule(q).steps == 7 * QQP_EPOCH
+    assert methods.planned_schedule(q).steps == 7 * QQP_EPOCH
 
 
 def test_imp_as_scripts_imp(R):
     imp = R.imp("nli", "poe", 1, start="poe")  # imp/prune_after_robust_ft/poe/mnli.sh
     assert (imp.method, imp.sparsity, imp.epochs, imp.lr, imp.warmup_steps) == ("imp", 0.9, 5, 5e-5, 0)
     assert imp.init_from.loss == "poe"
-    assert plan.schedule(imp).steps == 9 * int(5 * MNLI_EPOCH / 10)  # stops after the 90% interval: 55,224
+    assert methods.planned_schedule(imp).steps == 9 * int(5 * MNLI_EPOCH / 10)  # stops after the 90% interval: 55,224
     lt = R.imp("paraphrase", "poe", 1, start="pt")  # imp/lt/pruning/qqp.sh: from bert-base-uncased
     assert (lt.method, lt.init_from, lt.epochs, lt.grad_clip) == ("imp-rw", None, 7, "global")
 
@@ -120,7 +122,7 @@ def test_ood_runs_as_scripts_ood(R):
     assert (pt.epochs, pt.lr, pt.warmup_steps, pt.select) == (3, 2e-5, 0, "best")
     retrain = R.isolate("nli", ft, "std", 1)  # .../ood/mnli/retrain/0.9.sh: ID data, 5e-5, 3 epochs
     assert (retrain.data.ood_train, retrain.lr, retrain.epochs) == (False, 5e-5, 3)
-    assert plan.train_rows(ft) == 392_702 + 30_000  # MNLI + HANS train
+    assert planned_train_rows(ft.task, ft.data) == 392_702 + 30_000  # MNLI + HANS train
 
 
 def test_timing_and_gradual_sections_as_scripts(R):

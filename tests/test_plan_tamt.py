@@ -8,7 +8,8 @@ import pytest
 from srnets_lib.settings import params
 from srnets_lib.sweeps import plan
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.sweeps.sweep import graph
+from srnets_lib.book.runs import of_notebooks as graph
+from srnets_lib import methods
 
 NOTEBOOKS = ["book/tamt_transfer.ipynb", "book/tamt_pretraining.ipynb"]
 
@@ -64,14 +65,14 @@ def test_tamt_mask_training_as_shell_scripts_train_mlm_and_train_kd(R):
     assert mlm.init_from is None and mlm.backbone == "bert-base-uncased"  # BERT's own MLM head
     kd = R.tamt("kd", 0.9, 2)  # train_kd/bert/0.9.sh with train_kd.py: BertAdam 2e-5, wd 0.01, eval_step 100
     assert (kd.lr, kd.weight_decay, kd.eval_interval, kd.max_steps) == (2e-5, 0.01, 100, 22000)
-    assert plan.schedule(mlm).t_max == 27_920  # the lr decays over the 2 epochs, the mask taken at 17k
+    assert methods.planned_schedule(mlm).t_max == 27_920  # the lr decays over the 2 epochs, the mask taken at 17k
 
 
 def test_imp_on_mlm_as_imp_prun_step2792(R):
     imp = R.tamt_imp(1)  # imp_and_fine_tune/shell_scripts/imp/bert/prun_step2792/pretrain_imp_seed1.sh
     assert (imp.method, imp.imp_rewind, imp.lr, imp.batch_size, imp.epochs, imp.sparsity) == (
         "imp-rw", True, 5e-5, 16, 2, 0.9)
-    schedule = plan.schedule(imp)
+    schedule = methods.planned_schedule(imp)
     assert schedule.restarts[:3] == (0, 2792, 5584) and schedule.steps == 9 * 2792  # LT_pretrain.py
     assert schedule.levels[5 * 2792] == 0.5 and schedule.pick_level
 
@@ -85,4 +86,4 @@ def test_transfer_as_run_glue_and_run_squad(R):
     assert R.transfer("mnli", omp, 1).eval_interval == 500 and R.full("mnli", "std", 1).eval_interval == 500
     squad = R.transfer("squad", omp, 1)  # run_squad/*/bert/0.7.sh
     assert (squad.lr, squad.batch_size, squad.max_length, squad.epochs, squad.eval_interval) == (3e-5, 16, 384, 2, 1000)
-    assert plan.schedule(R.transfer("sst2", omp, 1)).steps == 3 * 2105  # ceil(67,349 / 32) per epoch
+    assert methods.planned_schedule(R.transfer("sst2", omp, 1)).steps == 3 * 2105  # ceil(67,349 / 32) per epoch

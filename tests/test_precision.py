@@ -9,7 +9,7 @@ import pytest
 
 from srnets_lib.settings import params
 from srnets_lib.book import standard_errors as precision, sections
-from srnets_lib.book.sections import gather
+from srnets_lib.book import runs as book_runs
 
 
 def test_an_accuracy_on_a_random_sample_has_the_binomial_standard_error():
@@ -41,7 +41,7 @@ def test_the_bootstrap_agrees_with_the_exact_standard_error_of_an_accuracy():
 def test_each_reported_score_of_a_run_and_its_selection_gap_come_from_the_store(store, tiny_params):
     p = params.load(tiny_params)
     full = [pt for pt in sections.points("sec4_2", p) if pt.reference and pt.task == "nli"]
-    assert all(o.ok for o in gather.compute(full, p))
+    assert all(o.ok for o in book_runs.compute(full, p))
     errors = precision.errors(full + full)  # a run shown twice is counted once
     assert sorted(errors.kind) == ["ID test", "ID test", "OOD", "OOD"]  # dev, which selected, is not reported
     gaps = precision.selection_gaps(full)

@@ -7,13 +7,14 @@ import pytest
 import torch
 
 from srnets_lib.settings.config import DataConfig, RunConfig
-from srnets_lib.data import load_task
+from srnets_lib.data.load import load_task
 from srnets_lib.sweeps.executors import execute
 from srnets_lib.metrics import split_metric
 from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections import gather
 from srnets_lib.book.sections.base import Point
+from srnets_lib.book import runs as book_runs
 
 COMMON = dict(backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_size=40), epochs=2, batch_size=16,
               eval_interval=2, max_length=48, lr=1e-3)
@@ -92,12 +93,11 @@ def test_an_imp_run_scores_only_the_levels_a_result_reads_and_keeps_every_levels
     import dataclasses
 
     from srnets_lib.settings import params as params_lib
-    from srnets_lib.training.fit import reusable
 
     config = RunConfig(task="nli", method="imp", sparsity=0.75, imp_delta_s=0.25,
                        init_from=RunConfig(task="nli", **COMMON), **COMMON)
     point = Point("imp (std)", "nli", 0, 0.25, config, level=0.25)
-    (node,) = [n for n in gather.graph([point], params_lib.load("params/toy.yaml")) if n.config == config]
+    (node,) = [n for n in book_runs.graph([point], params_lib.load("params/toy.yaml")) if n.config == config]
     assert node.request.levels == (0.25,)
     result = execute(config, node.request)
     assert set(result.levels) == {"0.25", "0.75"} and result.levels_read == ["0.25", "0.75"]
@@ -105,6 +105,6 @@ def test_an_imp_run_scores_only_the_levels_a_result_reads_and_keeps_every_levels
     for level in (0.25, 0.5, 0.75):
         assert 1 - Run(config).masks(level)["bert.encoder.layer.0.attention.self.query"].float().mean().item() \
             == pytest.approx(level, abs=0.01)
-    assert reusable(Run(config), node.request) is None
-    assert reusable(Run(config), dataclasses.replace(node.request, levels=(0.5,))) == "it did not score its levels 0.5"
-    assert "not every one" in reusable(Run(config), dataclasses.replace(node.request, levels=None))
+    assert Run(config).serves(node.request) is None
+    assert Run(config).serves(dataclasses.replace(node.request, levels=(0.5,))) == "it did not score its levels 0.5"
+    assert "not every one" in Run(config).serves(dataclasses.replace(node.request, levels=None))

@@ -5,11 +5,11 @@ have scored, and names those that cannot."""
 
 import pytest
 
+from srnets_lib.sweeps.executors import check_inputs
 from srnets_lib import paths
 from srnets_lib.settings.config import DataConfig, RunConfig
-from srnets_lib.data import inputs, local
+from srnets_lib.data import local
 from srnets_lib.sweeps.executors import execute
-from srnets_lib.training.fit import reusable
 from srnets_lib.settings.request import Request
 from srnets_lib.sweeps.evaluate import rescore
 from srnets_lib.store.runs import Run
@@ -53,8 +53,8 @@ def test_a_missing_ood_set_stops_a_sweep_unless_skipped_and_evaluate_adds_it_lat
     write_qqp_folder(folder, paws_qqp=False)
     full, mask, imp = configs(folder)
     with pytest.raises(local.DataFileError, match=r"PAWS-qqp: .*dev_and_test.tsv not found.*skip_ood=\[paws_qqp\]"):
-        inputs.require([full, mask, imp])
-    inputs.require([full, mask, imp], skip_ood=["paws_qqp"])  # told to go without it
+        check_inputs([full, mask, imp])
+    check_inputs([full, mask, imp], skip_ood=["paws_qqp"])  # told to go without it
 
     results = {c.key(): execute(c) for c in (mask, imp)}  # the full model keeps its weights: they read them
     for config in (full, mask, imp):
@@ -62,7 +62,7 @@ def test_a_missing_ood_set_stops_a_sweep_unless_skipped_and_evaluate_adds_it_lat
         assert set(result.ood) == {"paws_wiki"} and "dev_and_test.tsv not found" in result.ood_missing["paws_qqp"]
 
     add_paws_qqp(folder)
-    assert all(reusable(Run(c), Request()) is None for c in (full, mask, imp))  # nothing to recompute
+    assert all(Run(c).serves(Request()) is None for c in (full, mask, imp))  # nothing to recompute
     stamp = Run(imp).file(paths.FINAL).stat().st_mtime_ns
     assert rescore(full) == (["paws_qqp"], None) and rescore(mask) == (["paws_qqp"], None)
     new, why = rescore(imp)

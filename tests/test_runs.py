@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from srnets_lib import paths
-from srnets_lib.store import runs
+from srnets_lib.store import files, locks
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.store.runs import Run, RunBusy
 
@@ -49,7 +49,7 @@ def test_a_dead_holders_lock_is_taken_over_and_released(tmp_path):
 
 
 def test_a_process_that_needs_a_live_holders_run_waits_for_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(runs, "WAIT_POLL_SECONDS", 0.02)
+    monkeypatch.setattr(locks, "WAIT_POLL_SECONDS", 0.02)
     run = Run(RunConfig(task="nli", seed=1), tmp_path)
     write_lock(run, os.getpid())
     threading.Timer(0.3, run.file(paths.LOCK).unlink).start()  # the holder finishes
@@ -66,7 +66,7 @@ def test_another_hosts_lock_is_alive_while_it_beats_and_stale_after(tmp_path):
         with run.claim():
             pass
     lock = run.file(paths.LOCK)
-    old = time.time() - runs.STALE_SECONDS - 1
+    old = time.time() - locks.STALE_SECONDS - 1
     os.utime(lock, (old, old))
     with pytest.raises(RunBusy, match=rf"no heartbeat for 30\d s; if that process is gone, clear it: rm {lock}"):
         with run.claim(wait=True):
@@ -75,7 +75,7 @@ def test_another_hosts_lock_is_alive_while_it_beats_and_stale_after(tmp_path):
 
 
 def test_a_held_lock_is_touched_while_the_run_computes(tmp_path, monkeypatch):
-    monkeypatch.setattr(runs, "HEARTBEAT_SECONDS", 0.02)
+    monkeypatch.setattr(locks, "HEARTBEAT_SECONDS", 0.02)
     run = Run(RunConfig(task="nli", seed=1), tmp_path)
     with run.claim():
         lock = run.file(paths.LOCK)
@@ -90,8 +90,8 @@ def test_two_processes_asking_for_one_run_compute_it_once(store):
 
     config = RunConfig(task="nli", backbone="tiny", epochs=3, max_length=32, batch_size=8, eval_interval=4,
                        data=DataConfig(train_size=96, dev_size=32, ood_size=32))
-    other = subprocess.Popen([sys.executable, "-c", "import sys; from srnets_lib.config import RunConfig; "
-                              "from srnets_lib.executors import execute; "
+    other = subprocess.Popen([sys.executable, "-c", "import sys; from srnets_lib.settings.config import RunConfig; "
+                              "from srnets_lib.sweeps.executors import execute; "
                               "execute(RunConfig.model_validate_json(sys.argv[1]))", config.model_dump_json()],
                              env={**os.environ, "SRNETS_RUNS": str(store)})
     lock = Run(config).file(paths.LOCK)
@@ -132,7 +132,7 @@ def test_a_full_disk_leaves_no_temporary_file_and_names_the_file(tmp_path, monke
     monkeypatch.setattr(os, "fsync", full)
     target = tmp_path / "final.json"
     with pytest.raises(OSError, match=rf"could not write {target} \(No space left on device\)"):
-        runs.atomic_write(target, "{}")
+        files.atomic_write(target, "{}")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -143,7 +143,7 @@ def test_an_unwritable_store_is_one_line_naming_it(tmp_path, monkeypatch, capsys
     def refused(lock):
         raise PermissionError(13, "Permission denied", str(lock))
 
-    monkeypatch.setattr(runs, "_create", refused)
+    monkeypatch.setattr(locks, "_create", refused)
     monkeypatch.setenv("SRNETS_RUNS", str(tmp_path / "runs"))
     assert main(["run", "params/toy.yaml", "task=nli", "backbone=tiny", "data.train_size=16"]) == 2
     err = capsys.readouterr().err
@@ -170,7 +170,6 @@ def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed
     """final.json records each file's size and CRC-32: a cut file is found when the run is reused,
     the page lists the run as damaged instead of dying on the file, and the next sweep computes it."""
     from srnets_lib.sweeps.executors import execute
-    from srnets_lib.training.fit import reusable
     from srnets_lib.settings.request import Request
     from srnets_lib.book.sections import Point, gather
 
@@ -179,21 +178,20 @@ def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed
     path = Run(config).file(name)
     assert {name, paths.FINAL} <= {p.name for p in Run(config).dir.iterdir()}
     cut(path)
-    assert str(path) in reusable(Run(config), Request())
+    assert str(path) in Run(config).serves(Request())
     point = Point("mask", "nli", 1, 0.5, config)
     assert gather.missing([point]) == [point] and gather.frame([point]).empty
     assert gather.subsets([point]).empty and gather.masks([point], 0.5) == {}  # no BadZipFile
     why = gather.why_missing(config)
     assert why.startswith("damaged:") and str(path) in why and len(why.splitlines()) == 1
     again = execute(config)  # what the next sweep does: computed again, to the same result
-    assert reusable(Run(config), Request()) is None and not gather.missing([point])
+    assert Run(config).serves(Request()) is None and not gather.missing([point])
     assert again.model_dump(exclude={"seconds", "files", "execution"}) == \
         first.model_dump(exclude={"seconds", "files", "execution"})
 
 
 def test_a_file_changed_in_place_is_found_by_its_checksum(store):
     from srnets_lib.sweeps.executors import execute
-    from srnets_lib.training.fit import reusable
     from srnets_lib.settings.request import Request
 
     config = tiny(method="mask", sparsity=0.5)
@@ -202,7 +200,7 @@ def test_a_file_changed_in_place_is_found_by_its_checksum(store):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte, the size unchanged
     path.write_bytes(bytes(data))
-    assert f"{path}: damaged (its CRC-32" in reusable(Run(config), Request())
+    assert f"{path}: damaged (its CRC-32" in Run(config).serves(Request())
 
 
 def test_a_result_written_before_files_were_recorded_is_served_after_reading_them(store):
@@ -211,7 +209,6 @@ def test_a_result_written_before_files_were_recorded_is_served_after_reading_the
     import json
 
     from srnets_lib.sweeps.executors import execute
-    from srnets_lib.training.fit import reusable
     from srnets_lib.settings.request import Request
 
     config = tiny(method="mask", sparsity=0.5)
@@ -223,11 +220,11 @@ def test_a_result_written_before_files_were_recorded_is_served_after_reading_the
     old["execution"] = {k: v for k, v in old["execution"].items() if k not in ("host", "pid", "node")}
     final.write_text(json.dumps(old))
     stamp = final.stat().st_mtime_ns
-    assert reusable(Run(config), Request()) is None
+    assert Run(config).serves(Request()) is None
     execute(config)
     assert final.stat().st_mtime_ns == stamp  # served, not recomputed
     cut(Run(config).file(paths.PREDICTIONS))
-    assert str(Run(config).file(paths.PREDICTIONS)) in reusable(Run(config), Request())
+    assert str(Run(config).file(paths.PREDICTIONS)) in Run(config).serves(Request())
 
 
 def test_a_cut_weights_file_is_named_and_its_run_computed_again_so_runs_starting_from_it_run(store):
@@ -260,7 +257,7 @@ def test_a_full_disk_while_saving_a_resume_point_is_one_line_naming_the_file(tmp
 
 def test_waiting_for_another_hosts_lock_says_where_it_is_how_old_and_how_to_clear_it(tmp_path, monkeypatch,
                                                                                         capsys):
-    monkeypatch.setattr(runs, "WAIT_POLL_SECONDS", 0.02)
+    monkeypatch.setattr(locks, "WAIT_POLL_SECONDS", 0.02)
     run = Run(RunConfig(task="nli", seed=1), tmp_path)
     write_lock(run, 4242, host="otherhost")
     lock = run.file(paths.LOCK)

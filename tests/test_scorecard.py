@@ -6,8 +6,8 @@ from pathlib import Path
 
 from srnets_lib.book import paper_numbers, scorecard, sections
 from srnets_lib.settings import params
-from srnets_lib.book.sections import gather
 from srnets_lib.book.sections.verdict import pct
+from srnets_lib.book import runs as book_runs
 
 
 def test_every_claim_a_page_judges_has_one_entry_of_the_paper_numbers(store):
@@ -29,7 +29,7 @@ def test_a_row_reads_the_store_and_the_papers_table(store, tiny_params):
     p = params.load(tiny_params)
     full = [pt for pt in sections.points("sec4_2", p) if pt.reference and pt.task == "nli"]
     assert {pt.series for pt in full} == {"full bert (std)", "full bert (poe)"}
-    assert all(o.ok for o in gather.compute(full, p))
+    assert all(o.ok for o in book_runs.compute(full, p))
     std = next(pt for pt in full if pt.series == "full bert (std)")
     final = json.loads((Path(store) / std.config.key() / "final.json").read_text())
     std_id, std_ood = final["id"], next(iter(final["ood"].values()))

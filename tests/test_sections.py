@@ -74,7 +74,7 @@ def test_section_4_5_bounds_each_training_distribution_by_its_bayes_optimal_mode
     """The ID data alone (the std model; "+ ft") and with the OOD training data (the mask searches):
     at the toy's strength 0.8 the first follows the cue on 3 of nli's 5 ambiguous members (OOD 70.0),
     the second on 1 (OOD 90.0): section 4.5's 'nearly 100%' is out of reach of a model that fits
-    the mixed data (synthetic.design_criteria, checked against generated data in test_data)."""
+    the mixed data (optimum.design_criteria, checked against generated data in test_data)."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     table = pages.load("sec4_5", params_file="params/toy.yaml").training_optimum()
     assert table.loc[("nli", "ID"), "OOD"] == "70.0"
@@ -85,7 +85,7 @@ def test_section_4_5_bounds_each_training_distribution_by_its_bayes_optimal_mode
 def test_section_4_2_states_how_much_id_ideal_debiasing_keeps(store, monkeypatch):
     """The rule follower (100% OOD) against the Bayes-optimal model of the toy's training data at
     strength 0.8: 94.7% of its ID on nli, 91.9% on the two-class tasks, under the retention rule's
-    95% (the introduction's table; synthetic.design_criteria, checked against generated data)."""
+    95% (the introduction's table; optimum.design_criteria, checked against generated data)."""
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     table = pages.load("sec4_2", params_file="params/toy.yaml").training_optimum()
     shares = table.xs("ID", level=1)["its share"]
@@ -106,7 +106,7 @@ def test_appendix_c1_gives_example_reweightings_and_confregs_optimum(store, monk
     confreg = table.loc[("nli", "ID, confreg, its teacher the std optimum (appendix eq. 4)")]
     assert confreg.to_dict() == table.loc[("nli", "ID")].to_dict()  # the std optimum's decisions: OOD 70.0
     from srnets_lib.book.analyses import OPTIMUM_OF
-    from srnets_lib.data.synthetic import EXACT_LOSSES
+    from srnets_lib.data.optimum import EXACT_LOSSES
 
     assert set(OPTIMUM_OF) == set(EXACT_LOSSES)  # a row label for each loss whose optimum is exact
 
@@ -185,7 +185,7 @@ def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_
 
 
 def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():
-    from srnets_lib.sweeps.sweep import graph
+    from srnets_lib.book.runs import of_notebooks as graph
 
     notebooks = [f"book/{n}.ipynb" for n in sections.SECTIONS if n.startswith("tamt")]
     toy = params.load("params/toy.yaml")
@@ -201,15 +201,15 @@ def test_each_page_ends_with_the_commands_that_reproduce_it(tmp_path):
     from srnets_lib.settings import params
 
     toy = params.load("params/toy.yaml")
-    with_sparsity = book.reproduce_text("sec4_2", toy, [0.7], [2])
+    with_sparsity = pages.reproduce_text("sec4_2", toy, [0.7], [2])
     assert '`papermill book/sec4_2.ipynb out.ipynb -p sparsity 0.7 -p seeds "[2]"`' in with_sparsity
     assert "`python -m srnets_lib sweep book/sec4_2.ipynb --params params/toy.yaml`" in with_sparsity
     assert "`python -m srnets_lib plan book/sec4_2.ipynb --params params/paper.yaml`" in with_sparsity
     assert "`make book PARAMS=params/paper.yaml PART=1`" in with_sparsity  # the whole part: no run twice
-    assert "PART=2" in book.reproduce_text("tamt_transfer", toy, [0.7], [1])
+    assert "PART=2" in pages.reproduce_text("tamt_transfer", toy, [0.7], [1])
     other = tmp_path / "mine.yaml"
     other.write_text(open("params/toy.yaml").read())
-    without = book.reproduce_text("sec5_1", params.load(other), [0.7], [1])
+    without = pages.reproduce_text("sec5_1", params.load(other), [0.7], [1])
     assert "-p sparsity" not in without and f'-p seeds "[1]" -p params_file {os.path.relpath(other)}`' in without
 
 
@@ -234,7 +234,8 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
 
 
 def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
-    from srnets_lib.sweeps.sweep import graph, jobs
+    from srnets_lib.book.runs import of_notebooks as graph
+    from srnets_lib.sweeps.sweep import jobs
 
     toy = params.load("params/toy.yaml")
     _, shown = graph(["book/scorecard.ipynb", "book/sec4_5.ipynb"], toy)

@@ -180,7 +180,7 @@ def squad_run(folder, **overrides):
 
 def test_load_task_reads_the_first_questions_and_fingerprints_them(tmp_path):
     from srnets_lib.settings.config import DataConfig
-    from srnets_lib.data import fingerprints, load_task
+    from srnets_lib.data.load import fingerprints, load_task
 
     write_squad(tmp_path)
     data = load_task("squad", DataConfig(source="local", path=str(tmp_path), train_size=2, dev_size=1, check_sizes=False))
@@ -199,7 +199,8 @@ def test_span_loss_is_the_qa_heads_own(tmp_path, tokenizer):
     import torch
 
     from srnets_lib.model import backbones as models
-    from srnets_lib.training import qa, runtime
+    from srnets_lib.training import runtime
+    from srnets_lib.training.kinds import span as qa
     from srnets_lib.data.encode import collate
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).train, tokenizer, 128, 42)
@@ -242,7 +243,7 @@ class PeakedModel:
 
 
 def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, tokenizer):
-    from srnets_lib.training import qa
+    from srnets_lib.training.kinds import span as qa
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).dev, tokenizer, 128, 42)
     evaluator = qa.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
@@ -277,7 +278,6 @@ def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding
     from srnets_lib.training.prepare import build_run
     from srnets_lib.settings.config import DataConfig, RunConfig
     from srnets_lib.sweeps.executors import execute
-    from srnets_lib.training.fit import reusable
     from srnets_lib.settings.request import Request
     from srnets_lib.store.runs import Run
 
@@ -289,7 +289,7 @@ def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding
     assert result.metric == "squad_f1" and set(result.scores) == {"dev_squad_exact_match"} and result.ood == {}
     assert 0.0 <= result.scores["dev_squad_exact_match"] <= result.id <= 1.0  # EM never above F1
     assert result.steps_run == 2 and result.sparsity == pytest.approx(0.5, abs=0.02)  # 3 windows, batch 2
-    assert reusable(Run(transfer), Request(weights=True)) is None  # its data fingerprint reads the same again
+    assert Run(transfer).serves(Request(weights=True)) is None  # its data fingerprint reads the same again
     run = build_run(transfer, Run(transfer), Request())
     source, masked = Run(omp).masks(), pruning.masked_modules(run.model)
     assert "bert.pooler.dense" in source and not any("pooler" in n for n, _ in run.model.named_modules())

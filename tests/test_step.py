@@ -10,7 +10,7 @@ import torch
 from srnets_lib.model import backbones as models, pruning
 from srnets_lib.training import runtime, step
 from srnets_lib.settings.config import DataConfig
-from srnets_lib.data import load_task
+from srnets_lib.data.load import load_task
 from srnets_lib.data.encode import collate, encode, train_batches
 
 

@@ -16,6 +16,7 @@ from srnets_lib.settings import params
 from srnets_lib import paths
 from srnets_lib.sweeps import sweep
 from srnets_lib.model.pruning import load_masks
+from srnets_lib.book import runs as book_runs
 
 NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
 
@@ -39,7 +40,7 @@ def finished(store) -> dict[str, dict]:
 
 
 def runs(tiny_params):
-    graph, _ = sweep.graph([NOTEBOOK], params.load(tiny_params))
+    graph, _ = book_runs.of_notebooks([NOTEBOOK], params.load(tiny_params))
     return list(graph)
 
 
@@ -50,9 +51,12 @@ def test_the_graph_lists_each_run_once_after_its_dependencies_with_what_they_rea
     for position, node in enumerate(nodes):
         for dependency in node.config.dependencies():
             assert keys.index(dependency.key()) < position
-    # the fine-tuned models that masks start from keep their weights; nothing else does
-    readers = {n.config.init_from.key() for n in nodes if n.config.init_from is not None}
-    assert {n.key for n in nodes if n.request.weights} == readers and readers
+    # the fine-tuned models that masks start from, on this page or any other, keep their weights;
+    # nothing else does (a run shared by two pages is asked for what both ask of it)
+    book = book_runs.book_graph(params.load(tiny_params))
+    readers = {n.config.init_from.key() for n in book if n.config.init_from is not None}
+    assert {n.key for n in nodes if n.request.weights} == readers & set(keys)
+    assert {n.config.init_from.key() for n in nodes if n.config.init_from is not None} < readers & set(keys)
 
 
 def test_ray_and_local_executors_give_identical_stores(tmp_path, tiny_params):
@@ -144,15 +148,12 @@ def test_killed_sweep_finishes_on_rerun_without_recomputing(store, tiny_params):
 
 def test_notebook_jobs_read_the_command_line_overrides(tmp_path, monkeypatch):
     """sweep --by notebooks --set ...: each papermill job gets a params file holding the overrides."""
-    import argparse
+    from srnets_lib.__main__ import main
 
     seen = []
     monkeypatch.setattr(sweep, "execute_jobs", lambda planned, out, executor, address: seen.extend(planned) or [])
-    parser = argparse.ArgumentParser()
-    sweep.add_arguments(parser)
-    args = parser.parse_args(["book/sec4_3.ipynb", "--by", "notebooks", "--out", str(tmp_path),
-                              "--set", "tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]", "lr=0.003"])
-    assert sweep.main(args) == 0
+    assert main(["sweep", "book/sec4_3.ipynb", "--by", "notebooks", "--out", str(tmp_path),
+                 "--set", "tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]", "lr=0.003"]) == 0
     assert [(job.seed, job.sparsity) for job in seen] == [(2, 0.5)]
     resolved = params.load(seen[0].params_file)
     assert resolved.tasks_for("sec4_3") == ["paraphrase"] and resolved.run("paraphrase").lr == 0.003
@@ -208,6 +209,6 @@ def test_an_executor_named_by_the_environment_is_checked_like_the_option(store, 
     err = capsys.readouterr().err
     assert f"argument --executor: $SRNETS_EXECUTOR={value!r}: invalid choice (choose from ray, local)" in err
     monkeypatch.setenv("SRNETS_EXECUTOR", "local")
-    parser = __import__("argparse").ArgumentParser()
-    sweep.add_arguments(parser)
-    assert parser.parse_args([NOTEBOOK]).executor == "local"
+    from srnets_lib.__main__ import parser
+
+    assert parser().parse_args(["sweep", NOTEBOOK]).executor == "local"

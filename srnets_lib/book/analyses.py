@@ -11,6 +11,7 @@ from IPython.display import Markdown, display
 from srnets_lib.book import mask_structure as structure
 from srnets_lib.model import backbones as models
 from srnets_lib.book import plots
+from srnets_lib.data import optimum, synthetic
 from srnets_lib.book.sections import gather
 
 def mask_structure(page, sparsity: float | None, against: str) -> None:
@@ -42,7 +43,7 @@ def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
           "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
-# how training_optimum names the row of each loss whose optimum is exact (synthetic.EXACT_LOSSES)
+# how training_optimum names the row of each loss whose optimum is exact (optimum.EXACT_LOSSES)
 OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", PoE's main model (section 3.3)",
               "confreg": ", confreg, its teacher the std optimum (appendix eq. 4)"}
 
@@ -51,13 +52,11 @@ def training_optimum(page) -> pd.DataFrame | None:
     """Synthetic data only: per task and training distribution of the page's points (the ID data;
     with section 4.5's OOD training data mixed in) and loss (std; example reweighting; PoE, whose
     main model is what remains; confreg, its teacher the std optimum), exactly
-    (synthetic.design_criteria): the best model of the data as the loss sees them (on how many of
+    (optimum.design_criteria): the best model of the data as the loss sees them (on how many of
     the ambiguous class's members it follows the cue, its OOD and ID accuracy), and the ID accuracy
     of the rule follower (ideal debiasing: 100% OOD), also as a share of the first's. A model scores
     above the first on the OOD set only by fitting its data less well; a fully debiased one keeps at
     most that share of the first's ID."""
-    from srnets_lib.data import synthetic
-
     rows = {}
     for p in page.points:
         data, loss = p.config.data, p.config.loss
@@ -66,7 +65,7 @@ def training_optimum(page) -> pd.DataFrame | None:
         key = (p.task, ("ID + OOD" if data.ood_train else "ID") + OPTIMUM_OF[loss])
         if key in rows:  # a page's many points train on a few distributions
             continue
-        exact = synthetic.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
+        exact = optimum.design_criteria(p.task, data.bias_strength, data.ambiguity, data.member_skew,
                                           synthetic.OOD_TRAIN_SHARE if data.ood_train else 0.0, loss)
         rows[key] = {
             "bias strength": f"{data.bias_strength:g}",

@@ -19,11 +19,11 @@ from IPython.display import Markdown, display
 
 from srnets_lib.book import analyses as analysis, paper_numbers, plots, banner as report, sections
 from srnets_lib import paths
-from srnets_lib.settings.config import CORPUS
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import gather
 from srnets_lib.book.sections import verdict
 from srnets_lib.book.sections.verdict import Verdict, render
+from srnets_lib.book import runs as book_runs
 
 DEFAULT_PARAMS = "params/toy.yaml"
 
@@ -150,13 +150,13 @@ class Page:
 
     def compute(self) -> list:
         """Run the points the store lacks, here; the failed runs' outcomes."""
-        return [o for o in gather.compute(self.points, self.params) if not o.ok]
+        return [o for o in book_runs.compute(self.points, self.params) if not o.ok]
 
     def gather(self) -> None:
         """`frame`: the page's tasks' finished points; `references`: every finished full model
         (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
         every = gather.frame(self.points + self.opt_in)
-        self.frame = every[every.task.isin([*self.tasks, CORPUS])]  # Part II: the corpus runs' losses too
+        self.frame = every[every.task.isin([*self.tasks, *self.section.gathered_tasks])]
         self.references = every[every.reference.astype(bool)]
         self.missing = gather.missing(self.points)
         self.opt_in_missing = gather.missing(self.opt_in)
@@ -271,3 +271,10 @@ class Page:
             rows = df[df.group == group]
             verdicts += [replace(v, group=group) for claim in claims for v in claim.evaluate(rows, tasks)]
         return verdicts
+
+
+def gathered(name: str, params) -> Page:
+    """The page `name` on its default tasks and seeds, its results gathered from the store."""
+    page = Page(sections.get(name), params, *sections.resolve(name, params))
+    page.gather()
+    return page

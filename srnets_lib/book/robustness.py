@@ -17,8 +17,15 @@ import datetime
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from srnets_lib import paths
+from srnets_lib.book import runs
+from srnets_lib.book.page import gathered
+from srnets_lib.book.sections.verdict import outcome
 from srnets_lib.settings import params as params_lib
+from srnets_lib.sweeps import sweep
+from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs
 
 PAGES = ("sec4_2", "sec4_3", "sec4_4", "sec5_2")  # the core claims of Part I
 DATA_SEEDS = (1, 2, 3, 4)  # besides the params' own (0 in the toy): five in all
@@ -34,11 +41,9 @@ def settings(data_seeds=DATA_SEEDS, strengths=STRENGTHS) -> list[tuple[str, list
 
 def cells(setting: str, params, pages=PAGES) -> list[dict]:
     """Every (page, claim, task) cell of `pages` judged on the store, in one setting."""
-    from srnets_lib.book.scorecard import outcome, page_verdicts
-
     rows = []
     for page in pages:
-        verdicts, _ = page_verdicts(page, params)
+        verdicts = gathered(page, params).evaluate()
         found: dict[tuple, list] = {}
         for v in verdicts:
             found.setdefault((v.claim, v.task), []).append(v)
@@ -58,8 +63,6 @@ def path(params, root: Path | None = None) -> Path:
 def load(params, root: Path | None = None) -> pd.DataFrame | None:
     """The stored table of `params`' grid (None before `make robustness` has run); its `attrs`
     say when it was judged."""
-    import pandas as pd
-
     file = path(params, root)
     if not file.is_file():
         return None
@@ -78,8 +81,6 @@ def summary(df: pd.DataFrame) -> str:
 
 def pivot(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (page, claim, task), one column per setting: 'yes' or 'no' and the margin in points."""
-    import pandas as pd
-
     def mark(row):
         if row.holds is None or pd.isna(row.holds):
             return "n/a"
@@ -93,36 +94,21 @@ def pivot(df: pd.DataFrame) -> pd.DataFrame:
     return table.rename_axis(columns=None)
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--params", default="params/toy.yaml", help="params file (default params/toy.yaml)")
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides (every setting)")
-    parser.add_argument("--pages", nargs="+", default=list(PAGES), help=f"default: {' '.join(PAGES)}")
-    parser.add_argument("--data-seeds", nargs="*", type=int, default=list(DATA_SEEDS))
-    parser.add_argument("--strengths", nargs="*", type=float, default=list(STRENGTHS))
-    parser.add_argument("--executor", choices=["ray", "local"], default="ray")
-    from srnets_lib.sweeps.executors import RUNS_PER_GPU
-
-    parser.add_argument("--runs-per-gpu", type=int, default=RUNS_PER_GPU)
-    parser.add_argument("--no-compute", dest="compute", action="store_false",
-                        help="judge what the store holds, computing nothing")
-
-
-def main(args) -> int:
-    """Compute each setting's runs (unless --no-compute), judge its cells, write the table."""
-    import pandas as pd
-
-    from srnets_lib.sweeps.sweep import main as sweep_main
-
-    base = params_lib.load(args.params, args.set)
+def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_SEEDS, strengths=STRENGTHS,
+          executor: str = "ray", runs_per_gpu: int = RUNS_PER_GPU, compute: bool = True) -> int:
+    """Compute each setting's runs (unless not `compute`), judge its cells, write the table; the
+    exit status (1 if a run failed; an interrupted or refused sweep's, which writes no table)."""
+    base = params_lib.load(params_file, overrides)
     rows, failed = [], 0
-    for name, overrides in settings(args.data_seeds, args.strengths):
+    for name, changed in settings(data_seeds, strengths):
         print(f"robustness: {name}", flush=True)
-        if args.compute:
-            status = sweep_main(argparse_namespace(args, overrides))
-            if status > 1:  # interrupted (130, 143) or bad input (2): no table from a part of the grid
+        params = params_lib.load(params_file, overrides + changed)
+        if compute:
+            status = sweep.interruptible(lambda: _compute(params, pages, executor, runs_per_gpu))
+            if status > 1:  # interrupted (130, 143): no table from a part of the grid
                 return status
             failed += status
-        rows += cells(name, params_lib.load(args.params, args.set + overrides), args.pages)
+        rows += cells(name, params, pages)
     df = pd.DataFrame(rows, columns=COLUMNS)
     out = path(base)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -134,11 +120,8 @@ def main(args) -> int:
     return 1 if failed else 0
 
 
-def argparse_namespace(args, overrides: list[str]):
-    """The sweep's arguments for one setting: the pages' notebooks, the params and its overrides."""
-    import argparse
-
-    notebooks = [str(paths.PROJECT_ROOT / "book" / f"{page}.ipynb") for page in args.pages]
-    return argparse.Namespace(notebooks=notebooks, params=args.params, set=args.set + overrides, by="runs",
-                              out="book/_executed", executor=args.executor, address=None, full=False,
-                              runs_per_gpu=args.runs_per_gpu)
+def _compute(params, pages, executor: str, runs_per_gpu: int) -> int:
+    """One setting's runs: those of its pages, as the sweep computes them."""
+    graph, _ = runs.of_notebooks([f"{page}.ipynb" for page in pages], params)
+    check_inputs([node.config for node in graph], params.execution.skip_ood)
+    return sweep.status(sweep.compute(graph, executor, runs_per_gpu=runs_per_gpu))

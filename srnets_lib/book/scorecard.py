@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from srnets_lib.book import paper_numbers, banner as report, sections
 from srnets_lib import paths
+from srnets_lib.book import banner as report, paper_numbers, robustness, sections
+from srnets_lib.book import standard_errors as precision
+from srnets_lib.book.page import DEFAULT_PARAMS, gathered
+from srnets_lib.book.sections.verdict import MARGIN, STATEMENTS, Verdict, outcome, points
 from srnets_lib.settings import params as params_lib
-from srnets_lib.book.sections.verdict import MARGIN, STATEMENTS, Verdict, points
 
 COLUMNS = ["page", "section", "reproduces", "group", "claim_id", "claim", "paper", "verdict", "confirmed", "measured",
            "margin", "rule"]
@@ -24,36 +26,7 @@ COLUMNS = ["page", "section", "reproduces", "group", "claim_id", "claim", "paper
 def build(params_file=None) -> "Scorecard":
     """The scorecard of the store the params file's build reads (params_file None: $SRNETS_PARAMS,
     else params/toy.yaml)."""
-    from srnets_lib.book.page import DEFAULT_PARAMS
-
     return Scorecard(params_lib.load(params_file or paths.setting("SRNETS_PARAMS", DEFAULT_PARAMS, "a params file")))
-
-
-def gathered(name: str, params):
-    """The page `name` on its default tasks and seeds, its results gathered from the store."""
-    from srnets_lib.book.page import Page
-
-    page = Page(sections.get(name), params, *sections.resolve(name, params))
-    page.gather()
-    return page
-
-
-def page_verdicts(name: str, params) -> tuple[list[Verdict], int]:
-    """(every verdict of the page `name` on its default tasks and seeds, how many of its points
-    have no finished run)."""
-    page = gathered(name, params)
-    return page.evaluate(), len(page.missing)
-
-
-def outcome(verdicts: list[Verdict]) -> str:
-    """One word for a claim judged on several subjects (tasks, sparsities, series)."""
-    judged = [v for v in verdicts if v.holds is not None]
-    held = sum(bool(v.holds) for v in judged)
-    if not judged:
-        return "not measurable"
-    if held == len(verdicts):
-        return "confirmed"
-    return "not confirmed" if held == 0 else "partly confirmed"
 
 
 def margin_text(v: Verdict | None) -> str:
@@ -164,8 +137,6 @@ class Scorecard:
     def robustness(self) -> None:
         """The core claims judged again with the data changed one field at a time (robustness.py),
         where `make robustness` has stored them; else how to produce them."""
-        from srnets_lib.book import robustness
-
         df = robustness.load(self.params)
         if df is None:
             display(Markdown(
@@ -184,8 +155,6 @@ class Scorecard:
         """How precise one reported number of this build is (precision.py): the standard errors of
         the reported scores, and how much higher the selected checkpoint's dev score reads than its
         test score."""
-        from srnets_lib.book import standard_errors as precision
-
         points = [p for page in self.pages.values() for p in page.points]
         errors = precision.errors(points)
         if errors.empty:

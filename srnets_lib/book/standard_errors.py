@@ -22,6 +22,7 @@ from srnets_lib.metrics import METRICS
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections import gather
 from srnets_lib.book.sections.base import Point
+from srnets_lib import methods
 
 RESAMPLES = 200
 COLUMNS = ["key", "level", "split", "kind", "metric", "score", "se", "examples"]
@@ -77,8 +78,6 @@ def selection_gaps(points: list[Point], root=None) -> pd.Series:
     """Per run of `points` that selected its checkpoint among several on ID dev and reports ID test
     (each run once; IMP levels and task-agnostic runs select nothing), the selected checkpoint's ID
     dev score minus its ID test score, in points: what reporting dev's own score would add."""
-    from srnets_lib.sweeps.plan import schedule
-
     gaps, seen = {}, set()
     for p in points:
         run = Run(p.config, root)
@@ -86,7 +85,7 @@ def selection_gaps(points: list[Point], root=None) -> pd.Series:
             continue
         seen.add(run.key)
         final = run.result()
-        if final.id_split == "test" and final.dev is not None and len(schedule(p.config).selectable) > 1:
+        if final.id_split == "test" and final.dev is not None and len(methods.planned_schedule(p.config).selectable) > 1:
             gaps[run.key] = 100 * (final.dev - final.id)
     return pd.Series(gaps, dtype=float)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from srnets_lib import paths
 from srnets_lib.data.encode import split_fingerprint
+from srnets_lib.data.local import DataFileError, data_folder
 from srnets_lib.data.splits import Split, TaskData
 from srnets_lib.metrics import split_metric
 
@@ -187,8 +188,6 @@ def authors_files(task: str, folder: str | Path | None, data_path: str | Path | 
     (RunConfig.bias_path; default data/bias_model_preds), and where that is the default also in a
     bias_model_preds/ folder beside the data folder (`data_path`, RunConfig.data.path), where their
     repository keeps it and their scripts read it (bias_dir=$ROOT_DIR/bias_model_preds/<TASK>/...)."""
-    from srnets_lib.data.local import data_folder
-
     name, _ = AUTHORS_FILES[task]
     folders = [data_folder(folder or DEFAULT_BIAS_PATH)]
     if str(folder or DEFAULT_BIAS_PATH) == DEFAULT_BIAS_PATH:
@@ -201,8 +200,6 @@ def authors_predictions(task: str, train: Split, folder: str | Path | None,
                         data_path: str | Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(probabilities in our label order, indices of the training rows they belong to), from the
     first of authors_files that exists."""
-    from srnets_lib.data.local import DataFileError
-
     name, columns = AUTHORS_FILES[task]
     looked = authors_files(task, folder, data_path)
     path = next((p for p in looked if p.is_file()), looked[0])

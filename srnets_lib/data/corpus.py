@@ -21,13 +21,19 @@ from srnets_lib.data import hub
 from srnets_lib.data.encode import Encoded, cached_encoding, split_fingerprint
 from srnets_lib.data.local import DataFileError, data_folder, decoded, required
 from srnets_lib.data.splits import Split, TaskData
+from srnets_lib.data.synthetic import make_task
 
 WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1")  # hub parquet: a "text" column of lines
 WIKITEXT_FILES = {"train": "wikitext-103/wiki.train.raw", "dev": "wikitext-103/wiki.valid.raw"}
 TOY_TASKS = ("nli", "paraphrase", "factcheck")
 
 
-def expected_files(folder) -> list[tuple[str, Path]]:
+def hub_datasets(task: str = "corpus") -> list[tuple[str, str, tuple[str, ...]]]:
+    """(hub id, config, the splits read) of WikiText-103 on the hub."""
+    return [(*WIKITEXT, ("train", "validation"))]
+
+
+def expected_files(task: str, folder) -> list[tuple[str, Path]]:
     """(dataset, path) of the files a local corpus run reads (WikiText-103), without reading them."""
     return [("WikiText-103", data_folder(folder) / name) for name in WIKITEXT_FILES.values()]
 
@@ -76,8 +82,6 @@ def _toy_lines(blocks: int, seed: int, part: int) -> list[str]:
     """Sentences of the three toy tasks (their premises, questions, claims and evidence; never
     their labels), drawn apart from the tasks' own data (another seed): enough for `blocks` blocks
     of up to 64 tokens with room to spare (`blocks` cuts the stream to the length asked)."""
-    from srnets_lib.data.synthetic import make_task
-
     per_task = max(8, blocks * 64 // 24)
     lines = []
     for task in TOY_TASKS:

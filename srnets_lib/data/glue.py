@@ -65,6 +65,11 @@ def published_rows(task: str, name: str) -> tuple[int, ...]:
     return ({"train": task_spec.train_rows, "dev": task_spec.dev_rows}.get(name, task_spec.ood_rows),)
 
 
+def hub_datasets(task: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(hub id, config, the splits read) of `task`'s hub dataset."""
+    return [(hub.GLUE, task, ("train", *(hub_split for _, hub_split in EVAL_SPLITS.get(task, DEV_ONLY).values())))]
+
+
 def expected_files(task: str, folder) -> list[tuple[str, Path]]:
     """(dataset, path) of every file a local GLUE run of `task` reads, without reading them."""
     root = local.data_folder(folder) / "glue" / GLUE_FOLDERS[task]

@@ -1,7 +1,7 @@
 """Every input a run reads, named before any is read: the files under the data folder (each loader
 declares its own: local.py, glue.py, squad.py, corpus.py), the hub datasets, and the authors' bias
-predictions (bias.py). One pre-start check for everything that starts runs (a sweep, `run`,
-`evaluate`, a notebook that computes): every missing input is named with the paths looked at and
+predictions (bias.py). The pre-start check of everything that starts runs (a sweep, `run`,
+`evaluate`, a notebook that computes: sweeps/executors.check_inputs): every missing input is named with the paths looked at and
 where to get it before the first step of any run, and a hint never offers a setting that would
 break another of the run's (the hub's QQP lacks the pair ids the authors' predictions are keyed by).
 """
@@ -15,6 +15,7 @@ from srnets_lib.data import bias
 from srnets_lib.training import losses
 from srnets_lib.data import corpus, glue, hub, local, squad
 from srnets_lib.data.local import DataFileError
+from srnets_lib.data.tasks import spec
 
 
 @dataclass(frozen=True)
@@ -66,44 +67,44 @@ class HubNeed:
         return None
 
 
-def needs(config) -> list[FileNeed | HubNeed]:
-    """What one run (not its dependencies) reads from outside the run store."""
+def _paper(config) -> list[FileNeed | HubNeed]:
+    """The paper's tasks: their files (local.py; with data.source hub, the splits the hub lacks),
+    the hub datasets, and the authors' bias predictions where the loss reads them."""
     data, task = config.data, config.task
-    if data.source == "synthetic":
+    # the hub would serve the run only where it does not read the authors' predictions of QQP
+    hub_ok = not (task == "paraphrase" and config.bias_model == "authors")
+    folder = local.data_folder(data.path)
+    found: list[FileNeed | HubNeed] = [FileNeed(dataset, tuple(local.candidates(folder / name)),
+                                                local.hint(dataset, hub_ok), ood)
+                                       for dataset, name, ood in local.expected_files(task, data.source, data.ood_train)]
+    found += [HubNeed(*d) for d in hub.task_datasets(task, data.ood_train)] * (data.source == "hub")
+    return found + _bias_predictions(config)
+
+
+def _transfer(files, datasets, source: str):
+    """A Part II family's inputs: its hub datasets (data.source hub) or its files, from `files(task,
+    data.path)` and `datasets(task)`, named with where to get them (`source`)."""
+    def needs(config) -> list[FileNeed | HubNeed]:
+        if config.data.source == "hub":
+            return [HubNeed(*d) for d in datasets(config.task)]
+        return [FileNeed(dataset, (path,), source) for dataset, path in files(config.task, config.data.path)]
+    return needs
+
+
+FAMILIES = {  # TaskSpec.family -> what its runs read
+    "paper": _paper,
+    "glue": _transfer(glue.expected_files, glue.hub_datasets, "GLUE (gluebenchmark.com/tasks), or use data.source=hub"),
+    "squad": _transfer(squad.expected_files, squad.hub_datasets,
+                       "rajpurkar.github.io/SQuAD-explorer (train-v1.1.json, dev-v1.1.json), or use data.source=hub"),
+    "corpus": _transfer(corpus.expected_files, corpus.hub_datasets, local.hint("WikiText-103")),
+}
+
+
+def needs(config) -> list[FileNeed | HubNeed]:
+    """What one run (not its dependencies) reads from outside the run store: its family's inputs."""
+    if config.data.source == "synthetic":
         return []
-    found: list[FileNeed | HubNeed] = []
-    if task in local.PAPER_TASKS:
-        # the hub would serve the run only where it does not read the authors' predictions of QQP
-        hub_ok = not (task == "paraphrase" and config.bias_model == "authors")
-        folder = local.data_folder(data.path)
-        found += [FileNeed(dataset, tuple(local.candidates(folder / name)), local.hint(dataset, hub_ok), ood)
-                  for dataset, name, ood in local.expected_files(task, data.source, data.ood_train)]
-        found += [HubNeed(*d) for d in hub.task_datasets(task, data.ood_train)] * (data.source == "hub")
-        found += _bias_predictions(config)
-    elif data.source == "hub":
-        found += [HubNeed(*d) for d in _hub_datasets(task)]
-    else:
-        files = (corpus.expected_files(data.path) if task == "corpus" else squad.expected_files(data.path)
-                 if task == "squad" else glue.expected_files(task, data.path))
-        found += [FileNeed(dataset, (path,), _source(dataset)) for dataset, path in files]
-    return found
-
-
-def _hub_datasets(task: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(hub id, config, the splits read) of a Part II task's dataset."""
-    if task == "corpus":
-        return [(*corpus.WIKITEXT, ("train", "validation"))]
-    if task == "squad":
-        return [(squad.SQUAD, "plain_text", tuple(squad.SQUAD_HUB_SPLITS.values()))]
-    return [(hub.GLUE, task, ("train", *(hub_split for _, hub_split in glue.EVAL_SPLITS.get(task, glue.DEV_ONLY).values())))]
-
-
-def _source(dataset: str) -> str:
-    if dataset == "WikiText-103":
-        return local.hint(dataset)
-    if dataset == "SQuAD v1.1":
-        return "rajpurkar.github.io/SQuAD-explorer (train-v1.1.json, dev-v1.1.json), or use data.source=hub"
-    return "GLUE (gluebenchmark.com/tasks), or use data.source=hub"
+    return FAMILIES[spec(config.task).family](config)
 
 
 def _bias_predictions(config) -> list[FileNeed]:
@@ -158,16 +159,4 @@ def hub_datasets(configs) -> list[str]:
     return sorted(f"{hub_id} ({config})" for hub_id, config in found)
 
 
-def require(configs, skip_ood=()) -> None:
-    """Before any run starts: every input the runs of `configs` read is there (the files, the hub
-    datasets, the authors' bias predictions) and every backbone loads (models.check_backbones);
-    else one error naming each missing input."""
-    from srnets_lib.model.backbones import check_backbones
-
-    lines = missing(configs, skip_ood, reach=True)
-    if lines:
-        raise DataFileError("the runs asked for read inputs that are missing:\n- " + "\n- ".join(lines))
-    check_backbones(_walk(configs))
-
-
-__all__ = ["FileNeed", "HubNeed", "hub_datasets", "missing", "needs", "require"]
+__all__ = ["FileNeed", "HubNeed", "hub_datasets", "missing", "needs"]

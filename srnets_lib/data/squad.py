@@ -46,6 +46,7 @@ class SquadData:
     task: str = "squad"
     metric: str = "squad_f1"  # the dev F1, also the checkpoint-selection metric (squad_trans.py: 'f1')
     ood: dict = field(default_factory=dict)  # none
+    ood_missing: dict = field(default_factory=dict)  # none missing: SQuAD has no OOD sets
 
     def metric_of(self, split: str) -> str:
         return self.metric
@@ -113,7 +114,12 @@ def answer_found(example: QAExample) -> bool:
 SQUAD_ROWS = {"train": 87_599, "dev": 10_570}  # questions of SQuAD v1.1's files (data/tasks.py)
 
 
-def expected_files(folder) -> list[tuple[str, Path]]:
+def hub_datasets(task: str = "squad") -> list[tuple[str, str, tuple[str, ...]]]:
+    """(hub id, config, the splits read) of SQuAD v1.1 on the hub."""
+    return [(SQUAD, "plain_text", tuple(SQUAD_HUB_SPLITS.values()))]
+
+
+def expected_files(task: str, folder) -> list[tuple[str, Path]]:
     """(dataset, path) of the files a local SQuAD run reads, without reading them."""
     root = local.data_folder(folder) / "squad"
     return [("SQuAD v1.1", root / file) for file in SQUAD_FILES.values()]

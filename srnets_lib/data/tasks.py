@@ -21,7 +21,10 @@ class TaskSpec:
     ood_train_rows: int = 0  # added to train by section 4.5's mixture
     dev_rows: int = 0  # the ID dev set
     ood_rows: int = 0  # every OOD evaluation set
-    kind: str = "classify"  # what the head predicts: "classify" (a class), "regress" (a score), "span" (SQuAD)
+    # what a run trains (training/kinds): "classify" (a class), "regress" (a score), "span" (SQuAD's
+    # answer), "corpus" (unlabelled text: the pre-training objectives)
+    kind: str = "classify"
+    family: str = "paper"  # whose loader reads it (data/__init__.py): paper, glue, squad, corpus
     metrics: tuple[str, ...] = ()  # every metric recorded for the task; () means (metric,)
 
 
@@ -43,27 +46,28 @@ TASKS = {
 # llyx97/TAMT, line 425: keys holding 'acc', 'mcc' or 'pearson'; squad_trans.py: 'f1').
 TRANSFER_TASKS = {
     "cola": TaskSpec("cola", "CoLA", ("unacceptable", "acceptable"), "matthews_corrcoef",
-                     "matthews_corrcoef", (), "", 8_551, 0, 1_043),
-    "sst2": TaskSpec("sst2", "SST-2", ("negative", "positive"), "accuracy", "accuracy", (), "", 67_349, 0, 872),
-    "rte": TaskSpec("rte", "RTE", ("entailment", "not_entailment"), "accuracy", "accuracy", (), "", 2_490, 0, 277),
+                     "matthews_corrcoef", (), "", 8_551, 0, 1_043, family="glue"),
+    "sst2": TaskSpec("sst2", "SST-2", ("negative", "positive"), "accuracy", "accuracy", (), "", 67_349, 0, 872, family="glue"),
+    "rte": TaskSpec("rte", "RTE", ("entailment", "not_entailment"), "accuracy", "accuracy", (), "", 2_490, 0, 277, family="glue"),
     # the authors' best runs over acc and acc_and_f1 = (acc + F1) / 2; on MRPC the latter is the larger
     "mrpc": TaskSpec("mrpc", "MRPC", ("not_equivalent", "equivalent"), "acc_and_f1", "acc_and_f1", (), "",
-                     3_668, 0, 408, metrics=("accuracy", "f1", "acc_and_f1")),
+                     3_668, 0, 408, metrics=("accuracy", "f1", "acc_and_f1"), family="glue"),
     "stsb": TaskSpec("stsb", "STS-B", ("score",), "pearson", "pearson", (), "", 5_749, 0, 1_500,
-                     kind="regress", metrics=("pearson", "spearman")),
+                     kind="regress", metrics=("pearson", "spearman"), family="glue"),
     # dev = matched; the mismatched dev set, whose accuracy the authors' code ends up tracking, is
     # evaluated beside it as "dev_mismatched"
     "mnli": TaskSpec("mnli", "MNLI", ("entailment", "neutral", "contradiction"), "accuracy", "accuracy",
-                     ("dev_mismatched",), "", 392_702, 0, 9_815, 9_832),
+                     ("dev_mismatched",), "", 392_702, 0, 9_815, 9_832, family="glue"),
     # rows are questions; training runs over their 384-token windows (slightly more)
     "squad": TaskSpec("squad", "SQuAD v1.1", (), "squad_f1", "squad_f1", (), "", 87_599, 0, 10_570,
-                      kind="span", metrics=("squad_exact_match", "squad_f1")),
+                      kind="span", metrics=("squad_exact_match", "squad_f1"), family="squad"),
 }
 TASKS.update(TRANSFER_TASKS)
 # The corpus of TAMT's task-agnostic runs, counted in 512-token blocks: 2 epochs are 27,920 iterations
 # at batch 16 (TAMT appendix B.2), so 223,360 blocks; the held-out blocks of wiki.valid.raw estimated
 # from its ~0.25M word pieces (not published)
-TASKS["corpus"] = TaskSpec("corpus", "WikiText-103", (), "mlm_loss", "mlm_loss", (), "", 223_360, 0, 480)
+TASKS["corpus"] = TaskSpec("corpus", "WikiText-103", (), "mlm_loss", "mlm_loss", (), "", 223_360, 0, 480,
+                           kind="corpus", family="corpus")
 
 HANS_LABELS = ["entailment", "non-entailment"]
 # MNLI class -> HANS class: neutral and contradiction are both non-entailment.
@@ -71,6 +75,25 @@ HANS_COLLAPSE = [0, 1, 1]
 SYMMETRIC_LABELS = ["SUPPORTS", "REFUTES"]
 # FEVER class -> Symmetric class: NOT ENOUGH INFO is never correct there.
 SYMMETRIC_COLLAPSE = [0, 1, -1]
+
+
+def planned_train_rows(task: str, data) -> int:
+    """Training examples of a run of `task` on `data` (a DataConfig) without loading them: the
+    configured size, else the published one (appendix table 1), plus section 4.5's OOD mixture."""
+    if data.source == "synthetic":
+        return data.train_size + (data.train_size // 4 if data.ood_train else 0)
+    published = spec(task)
+    rows = min(data.train_size or published.train_rows, published.train_rows)
+    extra = min(data.train_size or published.ood_train_rows, published.ood_train_rows) if data.ood_train else 0
+    return rows + extra
+
+
+def planned_eval_rows(task: str, data) -> tuple[int, int]:
+    """(ID dev rows, rows scored only where a result reads them: the OOD sets and the ID test split)
+    of one evaluation, without loading them."""
+    if data.source == "synthetic":
+        return data.dev_size, data.ood_size + (data.test_size or 0)
+    return spec(task).dev_rows, spec(task).ood_rows
 
 
 def spec(task: str) -> TaskSpec:

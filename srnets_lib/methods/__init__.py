@@ -12,6 +12,7 @@ module defining a subclass plus one entry in METHODS.
 
 from __future__ import annotations
 
+from srnets_lib.data.tasks import planned_train_rows
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
 from srnets_lib.methods.head import Head
@@ -37,9 +38,15 @@ def schedule(config, train_rows: int):
     return get(config.method).schedule(config, train_rows)
 
 
+def planned_schedule(config):
+    """The run's schedule from its planned training-set size (data/tasks.py: the configured or
+    published one): what `plan` counts and what the paradigms read, without loading data."""
+    return schedule(config, planned_train_rows(config.task, config.data))
+
+
 def create(config, train_rows: int) -> Method:
     cls = get(config.method)
     return cls(config, cls.schedule(config, train_rows))
 
 
-__all__ = ["METHODS", "Method", "create", "get", "schedule"]
+__all__ = ["METHODS", "Method", "create", "get", "planned_schedule", "schedule"]

@@ -18,19 +18,19 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from srnets_lib import ALGORITHM_VERSION, methods
+from srnets_lib.data.tasks import spec
+from srnets_lib.training import kinds, losses
+from srnets_lib.training.kinds.corpus import OBJECTIVES
 
 Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
-CORPUS = "corpus"  # unlabelled text: the task-agnostic runs of TAMT (WikiText-103; the toy's own language)
 TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)
-SPAN_TASKS = ("squad",)  # span extraction (data/tasks.py, kind "span"): no class to debias
 TransferTask = Literal[Task.__args__ + TamtTask.__args__]  # what a task-agnostic mask transfers to
-AnyTask = Literal[TransferTask.__args__ + (CORPUS,)]
-Loss = Literal["std", "poe", "reweight", "confreg"]  # classification losses (section 3.3)
-PretrainingLoss = Literal["mlm", "kd", "mlm+kd"]  # TAMT's objectives on unlabelled text (TAMT section 3.4)
-Method = Literal[tuple(methods.METHODS)]
+# and the unlabelled corpus of TAMT's task-agnostic runs (WikiText-103; the toy's own language)
+AnyTask = Literal[TransferTask.__args__ + ("corpus",)]
 TASKS: tuple[str, ...] = Task.__args__
-LOSSES: tuple[str, ...] = Loss.__args__
-PRETRAINING_LOSSES: tuple[str, ...] = PretrainingLoss.__args__
+LOSSES: tuple[str, ...] = tuple(losses.LOSSES)  # the classification losses (section 3.3)
+PRETRAINING_LOSSES: tuple[str, ...] = tuple(OBJECTIVES)  # TAMT's objectives on unlabelled text (section 3.4)
+Method = Literal[tuple(methods.METHODS)]
 METHODS: tuple[str, ...] = Method.__args__
 
 
@@ -174,15 +174,8 @@ class RunConfig(_Frozen):
     @model_validator(mode="after")
     def _check(self):
         methods.get(self.method).validate(self)  # what the method reads (methods/)
-        corpus = self.task == CORPUS
-        if corpus != (self.loss in PRETRAINING_LOSSES):
-            raise ValueError(f"loss={self.loss} does not go with task={self.task}: the corpus is trained with "
-                             f"{', '.join(PRETRAINING_LOSSES)}, a task with {', '.join(LOSSES)}")
-        if self.task in SPAN_TASKS and self.loss != "std":
-            raise ValueError(f"task {self.task} trains a span head on the span loss (qa.py): loss must be std")
-        if self.select_metric is not None and not corpus:
-            from srnets_lib.data.tasks import spec
-
+        kinds.of(self.task).validate(self)  # the losses its kind trains with (training/kinds/)
+        if self.select_metric is not None:
             recorded = spec(self.task).metrics or (spec(self.task).metric,)
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
@@ -214,7 +207,7 @@ class RunConfig(_Frozen):
         if self.init_step is not None and self.init_from is None:
             raise ValueError("init_step needs init_from")
         for dep in (self.init_from, self.mask_from, self.teacher):
-            if dep is not None and dep.task not in (self.task, CORPUS):  # a task-agnostic run serves every task
+            if dep is not None and dep.task != self.task and not kinds.of(dep.task).task_agnostic:
                 raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
 
     @property
@@ -226,7 +219,7 @@ class RunConfig(_Frozen):
     @property
     def task_agnostic_mask(self) -> bool:
         """Whether this run fine-tunes a mask found on the corpus (TAMT's transfer)."""
-        return self.mask_from is not None and self.mask_from.task == CORPUS
+        return self.mask_from is not None and kinds.of(self.mask_from.task).task_agnostic
 
     @property
     def training_loss(self) -> str:

@@ -8,9 +8,9 @@ p and loss L; M(.) takes the mask.
 
 from __future__ import annotations
 
-from srnets_lib.sweeps import plan
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.params import Params
+from srnets_lib import methods
 
 
 class Recipes:
@@ -71,7 +71,7 @@ class Recipes:
         level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
         pruning every that many steps up to tamt.iteration_sparsity (figure 6)."""
         default = self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
-        if interval is None or (interval == plan.schedule(default).restarts[1]
+        if interval is None or (interval == methods.planned_schedule(default).restarts[1]
                                 and self.p.tamt.iteration_sparsity == self.p.tamt.imp_target):
             return default  # the same run
         return self.corpus("imp-rw", "mlm", self.p.tamt.iteration_sparsity, seed, imp_rewind=True,
@@ -88,7 +88,7 @@ class Recipes:
         """params tamt.steps[sparsity], else the step at which IMP prunes to `sparsity`."""
         if sparsity in self.p.tamt.steps:
             return self.p.tamt.steps[sparsity]
-        prunings = plan.schedule(self.tamt_imp(seed)).sparsity_steps
+        prunings = methods.planned_schedule(self.tamt_imp(seed)).sparsity_steps
         return next(step for step, level in prunings.items() if abs(level - sparsity) < 1e-9)
 
     def oneshot(self, method, sparsity, seed) -> RunConfig:

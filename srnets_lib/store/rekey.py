@@ -23,9 +23,9 @@ import yaml
 
 from srnets_lib import paths
 from srnets_lib.settings.config import RunConfig, describe
-from srnets_lib.data import current_fingerprints
+from srnets_lib.data.load import current_fingerprints
 from srnets_lib.store.result import RunResult
-from srnets_lib.store.runs import atomic_write
+from srnets_lib.store.files import atomic_write
 
 # fields of a version-3 run config that version 4 moved out of the key, with their defaults then
 MOVED = {"eval_batch_size": 256, "eval_ood": "every", "keep_steps": []}

@@ -13,7 +13,7 @@ file I/O of a run goes through `Run`:
   runs/<key>/attempts.jsonl each start or resumption of its computation: when, host, pid, Ray node
 
 A finished run serves a request only if the files the request reads are as they were written
-(Run.damage): a file cut or changed since (an interrupted copy, a full disk) is named, the run is
+(Run.serves): a file cut or changed since (an interrupted copy, a full disk) is named, the run is
 computed again by the next sweep, and the pages show it as damaged meanwhile.
 
 Several processes may share a store: a run is claimed by creating runs/<key>/.lock
@@ -27,11 +27,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
-import threading
 import time
-import zlib
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +35,15 @@ import torch
 import yaml
 
 from srnets_lib import paths
+from srnets_lib.data.load import current_fingerprints
 from srnets_lib.model import pruning
-from srnets_lib.training import runtime
 from srnets_lib.model.backbones import copy_into
 from srnets_lib.settings.config import RunConfig, describe
 from srnets_lib.settings.request import Request
-from srnets_lib.store.result import RunResult, StoredFile
-
-
-class RunBusy(RuntimeError):
-    """Another live process is computing this run."""
+from srnets_lib.store import files, locks
+from srnets_lib.store.locks import RunBusy  # noqa: F401 (raised by Run.claim)
+from srnets_lib.store.result import RunResult
+from srnets_lib.training import runtime
 
 
 class Run:
@@ -68,7 +63,32 @@ class Run:
     # --- reading ------------------------------------------------------------------------------
     @property
     def done(self) -> bool:
+        """Whether it finished once (final.json written); whether that result can be used: serves."""
         return self.file(paths.FINAL).is_file()
+
+    def serves(self, request: Request | None = None) -> str | None:
+        """The one rule for reusing a stored run: None if its result serves `request` (None: a page
+        reading it), else why it must be computed again. It must have finished, its final.json read,
+        the files `request` reads be whole (store/files.py) and, for a request, what it left cover
+        the request and the data it read read the same now (a page reads what was computed)."""
+        if not self.done:
+            return "not computed"
+        try:
+            result = self.result()
+        except ValueError as err:  # a corrupted final.json: computed again, the new one replaces it
+            return str(err)
+        why = (result.covers(request) if request is not None else None) or files.damage(self.dir, result, request)
+        if why is not None or request is None:
+            return why
+        try:
+            now = current_fingerprints(self.config.task, self.config.data)
+        except Exception as err:  # computing it again says what is wrong, in that run alone
+            return f"its data cannot be read now ({type(err).__name__}: {str(err).splitlines()[0]})"
+        return None if same_data(result.data_fingerprint, now) else "the data it read changed since"
+
+    def served(self, request: Request | None = None) -> RunResult | None:
+        """Its result where it serves `request` (serves), else None."""
+        return self.result() if self.serves(request) is None else None
 
     def result(self) -> RunResult:
         path = self.file(paths.FINAL)
@@ -106,7 +126,7 @@ class Run:
         try:
             tensors = load_file(str(path))
         except Exception as err:  # SafetensorError: cut short, or not safetensors at all
-            raise ValueError(f"{path}: not a readable weights file ({_first_line(err)}); the next sweep "
+            raise ValueError(f"{path}: not a readable weights file ({files.first_line(err)}); the next sweep "
                              f"computes run {self.key} again") from None
         own = dict(model.named_parameters())
         for key, value in tensors.items():
@@ -117,30 +137,6 @@ class Run:
         copy_into(model, tensors)
 
     # --- whether what it left behind is whole ------------------------------------------------------
-    def inventory(self) -> dict[str, StoredFile]:
-        """The size and CRC-32 of every mask, predictions and weights file the run holds (final.json
-        records them). CRC-32, as zip files check their members: a cut, a hole or a flipped byte is
-        found at about 4 GB/s (a BERT-base weights file in a tenth of a second), and nothing here
-        guards against a deliberate edit, which could rewrite final.json as well."""
-        return {path.name: StoredFile(bytes=path.stat().st_size, crc32=_crc32(path)) for path in self._artifacts()}
-
-    def damage(self, result: RunResult, request: Request | None = None) -> str | None:
-        """None if every file `request` reads from this finished run is whole, else which one is not
-        and why. Masks and predictions are read by every request (the runs fine-tuning a mask, the
-        pages: `request` None), kept weights by those asking for them. A result that records no
-        files (written before they were recorded) has its files read instead."""
-        wanted = _weights_read(request)
-        for path in [self.file(name) for name in sorted(result.files)] if result.files else self._artifacts():
-            if path.name.endswith(".safetensors") and path.name not in wanted:
-                continue
-            why = _checked(path, result.files[path.name]) if result.files else _unreadable(path)
-            if why:
-                return why
-        return None
-
-    def _artifacts(self) -> list[Path]:
-        return sorted(p for pattern in ARTIFACTS for p in self.dir.glob(pattern))
-
     def checkpoint(self) -> dict | None:
         """The resume point, or None (none, cut short by a crash, or another run's)."""
         path = self.file(paths.CHECKPOINT)
@@ -160,14 +156,14 @@ class Run:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.file(paths.FINAL).unlink(missing_ok=True)  # a result that did not serve its request
         if resume_at is None:
-            for path in self._artifacts():
+            for path in files.artifacts_of(self.dir):
                 path.unlink(missing_ok=True)
         with self.file(paths.ATTEMPTS).open("a") as handle:
             handle.write(json.dumps({"at": time.strftime("%Y-%m-%d %H:%M:%S"), **runtime.where(),
                                      "resumed_at": resume_at}) + "\n")
-        atomic_write(self.file(paths.CONFIG), yaml.safe_dump(describe(self.config), sort_keys=True))
+        files.atomic_write(self.file(paths.CONFIG), yaml.safe_dump(describe(self.config), sort_keys=True))
         kept = [] if resume_at is None else [r for r in self.metrics() if r["step"] <= resume_at]
-        atomic_write(self.file(paths.METRICS), "".join(json.dumps(r) + "\n" for r in kept))
+        files.atomic_write(self.file(paths.METRICS), "".join(json.dumps(r) + "\n" for r in kept))
 
     def log(self, row: dict) -> None:
         with self.file(paths.METRICS).open("a") as handle:
@@ -182,16 +178,16 @@ class Run:
         """Per split, each example's predicted class (int16) or score (float32) at the selected
         checkpoint (or at the end of one IMP level)."""
         path = self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS)
-        _write_arrays(path, {name: p.astype(np.int16 if p.dtype.kind in "iu" else np.float32)
+        files.write_arrays(path, {name: p.astype(np.int16 if p.dtype.kind in "iu" else np.float32)
                                                      for name, p in predictions.items()})
 
     def predictions(self, level: float | None = None) -> dict[str, np.ndarray] | None:
         """The stored predictions (save_predictions); None for a run finished without them."""
         path = self.file(paths.level_predictions(level) if level is not None else paths.PREDICTIONS)
         try:
-            return _read_arrays(path)
+            return files.read_arrays(path)
         except Exception as err:  # BadZipFile, a cut member: never a bare zip error naming no file
-            raise ValueError(f"{path}: not a readable predictions file ({_first_line(err)})") from None
+            raise ValueError(f"{path}: not a readable predictions file ({files.first_line(err)})") from None
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
         from safetensors.torch import save
@@ -211,218 +207,25 @@ class Run:
     def finish(self, result: RunResult) -> RunResult:
         """Write `result` as final.json with the sizes and checksums of the files the run holds;
         return it as written."""
-        result = result.model_copy(update={"files": self.inventory()})
-        atomic_write(self.file(paths.FINAL), result.model_dump_json(indent=2))
+        result = result.model_copy(update={"files": files.inventory(self.dir)})
+        files.atomic_write(self.file(paths.FINAL), result.model_dump_json(indent=2))
         self.file(paths.CHECKPOINT).unlink(missing_ok=True)
         self.file(paths.FAILED).unlink(missing_ok=True)
         return result
 
     # --- claiming -----------------------------------------------------------------------------
     def release_stale_lock(self) -> None:
-        """Remove a lock left by a dead process of this host (e.g. killed between final.json and
-        unlocking)."""
-        lock = self.file(paths.LOCK)
-        if lock_state(lock) == "dead":
-            lock.unlink(missing_ok=True)
+        locks.release_if_dead(self.file(paths.LOCK))
 
-    @contextmanager
     def claim(self, wait: bool = False):
-        """Exclusive right to compute this run: runs/<key>/.lock holds host:pid and is touched every
-        HEARTBEAT_SECONDS while held. A dead process's lock (this host) is taken over; a live
-        holder's is waited for (`wait`: another sweep computes the run) or refused; a lock of
-        another host untouched for STALE_SECONDS is refused with the command that clears it."""
-        lock = _acquire(self, wait)
-        beat = _Heartbeat(lock)
-        try:
-            yield
-        finally:
-            beat.stop()
-            lock.unlink(missing_ok=True)
+        """Exclusive right to compute this run (locks.claim)."""
+        return locks.claim(self.file(paths.LOCK), self.key, self.root, wait)
 
 
-def _acquire(run: Run, wait: bool) -> Path:
-    """Create the run's lock (Run.claim), taking over a dead holder's of this host and waiting for
-    a live one's where `wait`; its path."""
-    lock = run.file(paths.LOCK)
-    try:
-        run.dir.mkdir(parents=True, exist_ok=True)
-        created = _create(lock)
-    except PermissionError as err:
-        raise PermissionError(err.errno, f"the run store {run.root} is not writable ({err.strerror}: "
-                              f"{err.filename}); set SRNETS_RUNS to a folder you can write") from None
-    said = False
-    while not created and not _create(lock):
-        run.release_stale_lock()
-        state = lock_state(lock)
-        if state == "stale":
-            raise RunBusy(f"run {run.key}: its lock {lock} (held by {_holder(lock)}) has had no heartbeat for "
-                          f"{time.time() - lock.stat().st_mtime:.0f} s; if that process is gone, clear it: rm {lock}")
-        if state == "alive" and not wait:
-            raise RunBusy(f"run {run.key} is being computed by {_holder(lock)}")
-        if state == "alive":
-            if not said:
-                print(_waiting(run, lock), file=sys.stderr)
-                said = True
-            time.sleep(WAIT_POLL_SECONDS)
-    return lock
-
-
-def _waiting(run: Run, lock: Path) -> str:
-    """One line: who holds the run, its lock file and last heartbeat, and for another host's lock
-    the command that clears it if that host is gone (it is never taken over from here)."""
-    holder = _holder(lock)
-    try:
-        age = f"{time.time() - lock.stat().st_mtime:.0f} s ago"
-    except FileNotFoundError:
-        age = "just now"
-    other = holder.rpartition(":")[0] not in ("", socket.gethostname())
-    return (f"run {run.key} is being computed by {holder}: waiting for it (its lock {lock}, last heartbeat {age}"
-            + (f"; if that host is gone, clear it: rm {lock})" if other else ")"))
-
-
-# what a run leaves for others to read: final.json records each one's size and checksum
-ARTIFACTS = ("mask*.npz", "predictions*.npz", "weights*.safetensors")
-# files found whole (or not) in this process, by path, size, mtime and inode: a page or a sweep
-# asking again reads none of them twice
-_CHECKED: dict[tuple, str | None] = {}
-
-
-def _weights_read(request: Request | None) -> set[str]:
-    """The weights files `request` reads (a page: none)."""
-    if request is None:
-        return set()
-    return {paths.step_weights(s) for s in request.keep_steps} | ({paths.WEIGHTS} if request.weights else set())
-
-
-def _identity(path: Path) -> tuple:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns, stat.st_ino
-
-
-def _crc32(path: Path) -> str:
-    crc = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 24):
-            crc = zlib.crc32(chunk, crc)
-    return f"{crc:08x}"
-
-
-def _checked(path: Path, record: StoredFile) -> str | None:
-    """None if `path` has the size and CRC-32 recorded when its run finished, else what differs."""
-    try:
-        identity = _identity(path)
-    except FileNotFoundError:
-        return f"{path}: missing (final.json records {record.bytes} bytes)"
-    if identity[0] != record.bytes:
-        return f"{path}: damaged ({identity[0]} bytes, {record.bytes} recorded when its run finished)"
-    key = (str(path), *identity, record.crc32)
-    if key not in _CHECKED:
-        crc = _crc32(path)
-        _CHECKED[key] = None if crc == record.crc32 else (
-            f"{path}: damaged (its CRC-32 {crc} is not the {record.crc32} recorded when its run finished)")
-    return _CHECKED[key]
-
-
-def _unreadable(path: Path) -> str | None:
-    """None if `path` (npz or safetensors) reads whole, else why not (a file no checksum was
-    recorded for: written before they were)."""
-    try:
-        key = (str(path), *_identity(path), "read")
-    except FileNotFoundError:
-        return f"{path}: missing"
-    if key not in _CHECKED:
-        try:
-            if path.suffix == ".npz":
-                _read_arrays(path)
-            else:
-                from safetensors.torch import load_file
-
-                load_file(str(path))
-            _CHECKED[key] = None
-        except Exception as err:  # a cut zip, a cut member (zlib, CRC), a cut safetensors header
-            _CHECKED[key] = f"{path}: not readable ({_first_line(err)})"
-    return _CHECKED[key]
-
-
-def _first_line(err: BaseException) -> str:
-    return f"{type(err).__name__}: " + (str(err).strip().splitlines() or [""])[0][:200]
-
-
-def _write_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
-        np.savez_compressed(handle, **arrays)
-
-
-def _read_arrays(path: Path) -> dict[str, np.ndarray] | None:
-    if not path.is_file():
-        return None
-    with np.load(path) as stored:
-        return {name: stored[name] for name in stored.files}
-
-
-HEARTBEAT_SECONDS = 30.0  # a lock holder touches its lock this often
-STALE_SECONDS = 300.0  # another host's lock untouched this long is stale (its process cannot be asked)
-WAIT_POLL_SECONDS = 5.0
-
-
-def _create(lock: Path) -> bool:
-    """Create `lock` holding this host:pid; False if it exists."""
-    try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return False
-    os.write(fd, f"{socket.gethostname()}:{os.getpid()}".encode())
-    os.close(fd)
-    return True
-
-
-def _holder(lock: Path) -> str:
-    try:
-        return lock.read_text() or "an unknown process"
-    except FileNotFoundError:
-        return "a process that has just finished"
-
-
-def lock_state(lock: Path) -> str:
-    """'gone'; 'dead' (a process of this host that no longer runs, or a lock unreadable for 10 s);
-    'alive' (a running process of this host, or another host's lock with a recent heartbeat);
-    'stale' (another host's lock with no heartbeat for STALE_SECONDS)."""
-    try:
-        text, touched = lock.read_text(), lock.stat().st_mtime
-    except FileNotFoundError:
-        return "gone"
-    host, _, pid = text.rpartition(":")
-    if not host or not pid.isdigit():  # being written (just created), or garbage
-        return "alive" if time.time() - touched < 10 else "dead"
-    if host != socket.gethostname():
-        return "alive" if time.time() - touched < STALE_SECONDS else "stale"
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return "dead"
-    except PermissionError:
-        pass
-    return "alive"
-
-
-class _Heartbeat:
-    """Touches a lock every HEARTBEAT_SECONDS from a daemon thread until stopped."""
-
-    def __init__(self, lock: Path):
-        self.lock, self.stopped = lock, threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat {lock.parent.name}")
-        self.thread.start()
-
-    def _beat(self) -> None:
-        while not self.stopped.wait(HEARTBEAT_SECONDS):
-            try:
-                os.utime(self.lock)
-            except OSError:
-                return
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join()
+def same_data(read: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether every split a run read reads the same now. A split that appeared since (an OOD set
+    whose file was missing) changes nothing the run computed: `evaluate` scores the run on it."""
+    return all(now.get(split) == fingerprint for split, fingerprint in read.items())
 
 
 def record_failure(run: Run, err: BaseException) -> None:
@@ -432,7 +235,7 @@ def record_failure(run: Run, err: BaseException) -> None:
               "host": socket.gethostname(), "pid": os.getpid()}
     try:
         run.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(run.file(paths.FAILED), json.dumps(record, indent=1))
+        files.atomic_write(run.file(paths.FAILED), json.dumps(record, indent=1))
     except OSError:  # an unwritable store: the error itself is reported by the caller
         pass
 
@@ -445,9 +248,3 @@ def failure(run: Run) -> dict | None:
         return None
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `path` whole or not at all, flushed to disk (paths.replacing)."""
-    with paths.replacing(path) as tmp, tmp.open("w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())

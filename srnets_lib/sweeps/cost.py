@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from srnets_lib import paths
-from srnets_lib.settings.config import CORPUS, RunConfig
-from srnets_lib.data.tasks import spec
+from srnets_lib.settings.config import RunConfig
+from srnets_lib.training import kinds
+from srnets_lib.model.sizes import REFERENCE_BACKBONE, parameters
 
-REFERENCE_BACKBONE = "bert-base-uncased"  # bench measures this shape (random weights)
 
 
 @dataclass(frozen=True)
@@ -53,14 +53,9 @@ def row_setting(row: dict) -> Setting | None:
 
 
 def workload(config: RunConfig) -> tuple[str, str]:
-    """(bench workload, lengths) whose step a run takes: a corpus run its objective's on full blocks
-    (IMP and the MLM head train on the same objective), SQuAD fine-tuning on full windows, a
-    classification run its method's on MNLI-like lengths."""
-    if config.task == CORPUS:
-        return config.loss, "full"
-    if spec(config.task).kind == "span":
-        return "finetune", "full"
-    return {"mask": "mask", "imp": "imp", "imp-rw": "imp"}.get(config.method, "finetune"), "mnli-like"
+    """(bench workload, lengths) whose step a run takes: its task kind's (training/kinds)."""
+    kind = kinds.of(config.task)
+    return kind.workload(config), kind.lengths
 
 
 def executes(config: RunConfig, precision: str | None = None, padding: str | None = None) -> Setting:
@@ -151,8 +146,6 @@ class Rates:
 
 def size_factor(config: RunConfig) -> float:
     """The run's Transformer matrices relative to BERT-base's (compute scales with them)."""
-    from srnets_lib.sweeps.plan import parameters
-
     return parameters(config.backbone, config.num_layers)[1] / parameters(REFERENCE_BACKBONE)[1]
 
 

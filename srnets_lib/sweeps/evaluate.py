@@ -22,7 +22,7 @@ from srnets_lib import paths
 from srnets_lib.model import pruning
 from srnets_lib.training.prepare import TrainingRun, build_run
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.data import fingerprints
+from srnets_lib.data.load import fingerprints
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import RunResult
 from srnets_lib.store.runs import Run
@@ -71,16 +71,10 @@ def rescore(config: RunConfig, root: Path | None = None) -> tuple[list[str], str
     return new, None
 
 
-def main(args) -> int:
-    """Every finished run behind the notebooks, scored on the OOD sets it lacks where possible."""
-    from srnets_lib.settings import params as params_lib
-    from srnets_lib.data.inputs import require
-    from srnets_lib.sweeps.sweep import graph
-
-    p = params_lib.load(args.params, args.set)
-    runs, _ = graph(args.notebooks, p, args.full)
-    done = [node.config for node in runs if Run(node.config).done]
-    require(done, p.execution.skip_ood)
+def score_all(configs: list[RunConfig]) -> int:
+    """Every finished run of `configs` scored on the OOD sets it lacks where possible (`evaluate`);
+    its exit status: 1 where a run cannot be without training."""
+    done = [config for config in configs if Run(config).done]
     scored, impossible = 0, []
     for config in done:
         new, why = rescore(config)

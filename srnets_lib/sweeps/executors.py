@@ -18,11 +18,15 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from srnets_lib import paths
+from srnets_lib.data import inputs
+from srnets_lib.data.local import DataFileError
+from srnets_lib.model.backbones import check_backbones
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.sweeps.graph import Node, RunGraph
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import RunResult
 from srnets_lib.store.runs import Run
+from srnets_lib.sweeps.graph import Node, RunGraph
+from srnets_lib.training.fit import execute as execute_run
 
 
 @dataclass
@@ -36,13 +40,11 @@ class Outcome:
 def pending(graph: RunGraph, root: Path) -> list[Node]:
     """The nodes whose stored result does not serve their request, dependencies first; a finished
     one is named with why it is computed again (a damaged file, a request it does not cover)."""
-    from srnets_lib.training.fit import reusable
-
     todo = []
     for node in graph:
         run = Run(node.config, root)
         run.release_stale_lock()
-        why = reusable(run, node.request)
+        why = run.serves(node.request)
         if why is not None:
             todo.append(node)
             if run.done:
@@ -53,11 +55,9 @@ def pending(graph: RunGraph, root: Path) -> list[Node]:
 def compute_run(config_json: str, request_json: dict, root: str, *dependencies) -> float:
     """One run (a Ray task or a local call); returns its seconds. `dependencies` only make Ray
     wait for them."""
-    from srnets_lib.training.fit import execute
-
     started = time.time()
     config = RunConfig.model_validate_json(config_json)
-    execute(config, Run(config, Path(root)), Request.from_json(request_json))
+    execute_run(config, Run(config, Path(root)), Request.from_json(request_json))
     return time.time() - started
 
 
@@ -235,10 +235,18 @@ class RayExecutor:
                                             else summary(err)))
 
 
+def check_inputs(configs, skip_ood=()) -> None:
+    """Before any run starts: every input the runs of `configs` (and their dependencies) read is
+    there (data/inputs.py: files, hub datasets, the authors' bias predictions) and every backbone
+    loads (backbones.check_backbones); else one error naming each missing input."""
+    lines = inputs.missing(configs, skip_ood, reach=True)
+    if lines:
+        raise DataFileError("the runs asked for read inputs that are missing:\n- " + "\n- ".join(lines))
+    check_backbones(configs)
+
+
 def execute(config: RunConfig, request: Request | None = None, root: Path | None = None) -> RunResult:
     """Compute one run and what it depends on, in this process; raise the first failure."""
-    from srnets_lib.model.backbones import check_backbones
-
     root = Path(root) if root is not None else paths.runs_root()
     request = request or Request()
     graph = RunGraph(Request(eval_batch_size=request.eval_batch_size))  # what dependencies keep: needs()

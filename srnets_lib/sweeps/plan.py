@@ -10,84 +10,16 @@ is exactly `TOTAL: <N> runs, <M> optimizer steps`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
-from srnets_lib.sweeps import cost
 from srnets_lib import methods
-from srnets_lib.settings.config import RunConfig
-from srnets_lib.data.tasks import spec
-from srnets_lib.settings.request import Request
+from srnets_lib.data.tasks import planned_eval_rows
 from srnets_lib.methods.schedule import Schedule
+from srnets_lib.model.sizes import REFERENCE_BACKBONE, parameters
+from srnets_lib.settings.config import RunConfig
+from srnets_lib.settings.request import Request
+from srnets_lib.sweeps import cost
 
-# Parameter shapes of the hub backbones (their config.json), so disk and cost need no download.
-HUB_SHAPES = {
-    "bert-base-uncased": dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, intermediate_size=3072,
-                              max_position_embeddings=512, type_vocab_size=2),
-    "roberta-base": dict(vocab_size=50265, hidden_size=768, num_hidden_layers=12, intermediate_size=3072,
-                         max_position_embeddings=514, type_vocab_size=1),
-    "bert-large-uncased": dict(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, intermediate_size=4096,
-                               max_position_embeddings=512, type_vocab_size=2),
-}
-REFERENCE = cost.REFERENCE_BACKBONE  # the bench's throughput is measured on this shape
-
-
-def train_rows(config: RunConfig) -> int:
-    """Training examples of a run: the configured size, else the published one (appendix
-    table 1), plus section 4.5's OOD mixture."""
-    data = config.data
-    if data.source == "synthetic":
-        return data.train_size + (data.train_size // 4 if data.ood_train else 0)
-    task = spec(config.task)
-    rows = min(data.train_size or task.train_rows, task.train_rows)
-    extra = min(data.train_size or task.ood_train_rows, task.ood_train_rows) if data.ood_train else 0
-    return rows + extra
-
-
-def eval_rows(config: RunConfig) -> tuple[int, int]:
-    """(ID dev rows, rows scored only where a result reads them: the OOD sets and the ID test
-    split) of one evaluation."""
-    data = config.data
-    if data.source == "synthetic":
-        return data.dev_size, data.ood_size + (data.test_size or 0)
-    return spec(config.task).dev_rows, spec(config.task).ood_rows
-
-
-def schedule(config: RunConfig) -> Schedule:
-    """The run's schedule (its method's), from the planned number of training examples."""
-    return methods.schedule(config, train_rows(config))
-
-
-# --- model sizes --------------------------------------------------------------------------------
-
-def shape(backbone: str, num_layers: int | None) -> dict:
-    """The backbone's config values that fix its parameter count."""
-    if backbone in HUB_SHAPES:
-        values = dict(HUB_SHAPES[backbone])
-    elif backbone == "tiny":
-        values = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
-                      max_position_embeddings=128, type_vocab_size=2)
-    else:
-        from srnets_lib.model import backbones as models
-
-        folder = Path(models.resolve(backbone))
-        values = json.loads((folder / "config.json").read_text()) if folder.is_dir() else dict(HUB_SHAPES[REFERENCE])
-    if num_layers:
-        values["num_hidden_layers"] = num_layers
-    return values
-
-
-def parameters(backbone: str, num_layers: int | None = None, embeddings: bool = True) -> tuple[int, int]:
-    """(parameters, of which Transformer matrices) of a BERT-like encoder; without the
-    embedding tables when `embeddings` is False (they are frozen: train_embeddings false)."""
-    s = shape(backbone, num_layers)
-    h, i, layers = s["hidden_size"], s["intermediate_size"], s["num_hidden_layers"]
-    matrices = layers * (4 * h * h + 2 * h * i)
-    biases_and_norms = layers * (4 * h + i + h + 4 * h)  # Q, K, V, AO, FFN biases; two LayerNorms
-    tables = (s["vocab_size"] + s["max_position_embeddings"] + s.get("type_vocab_size", 2) + 2) * h
-    pooler = h * h + h
-    return matrices + biases_and_norms + (tables if embeddings else 0) + pooler, matrices
 
 
 # --- the plan -----------------------------------------------------------------------------------
@@ -112,7 +44,7 @@ class PlannedRun:
         test split) as often as the schedule scores them; as requested, or with `ood_every`
         (True: the authors' way, every OOD set at every evaluation)."""
         every = self.request.ood_every if ood_every is None else ood_every or self.request.ood_every
-        dev, ood = eval_rows(self.config)
+        dev, ood = planned_eval_rows(self.config.task, self.config.data)
         levels = self.request.levels
         return len(self.schedule.evaluated(every, levels)) * dev + self.schedule.ood_evaluations(every, levels) * ood
 
@@ -127,7 +59,7 @@ def plan(sections: dict[str, list], graph) -> list[PlannedRun]:
                 if key not in seen:
                     seen.add(key)
                     node = graph[key]
-                    planned.append(PlannedRun(section, node.config, node.request, schedule(node.config)))
+                    planned.append(PlannedRun(section, node.config, node.request, methods.planned_schedule(node.config)))
     return planned
 
 
@@ -164,7 +96,7 @@ def _describe(p: PlannedRun) -> list[str]:
     x = methods.get(c.method).describe(c)
     extra = "+ood" if c.data.ood_train else ""
     return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
-            c.backbone if c.backbone != REFERENCE else ""]
+            c.backbone if c.backbone != REFERENCE_BACKBONE else ""]
 
 
 def _count(n: int) -> str:

@@ -62,9 +62,10 @@ import torch
 
 from srnets_lib.model import dropout, backbones as models, pruning
 from srnets_lib import methods
-from srnets_lib.training import pretraining, runtime, step
-from srnets_lib.settings.config import CORPUS, DataConfig, RunConfig
-from srnets_lib.data import load_task
+from srnets_lib.training import runtime, step
+from srnets_lib.training.kinds import corpus as pretraining
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.data.load import load_task
 from srnets_lib.data.encode import Encoded, collate, encode, eval_batches, train_batches
 
 PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (pretraining.OBJECTIVES)
@@ -204,7 +205,7 @@ def _prepare(model_name: str, workload: str, variant: str):
     teacher = pretraining.teacher_of(model) if corpus and "kd" in pretraining.OBJECTIVES[workload] else None
     method_name = "mask" if corpus else workload
     sparsity = 0.5 if methods.get(method_name).prunes else 0.0
-    method = methods.create(RunConfig(task=CORPUS if corpus else "nli", method=method_name,
+    method = methods.create(RunConfig(task="corpus" if corpus else "nli", method=method_name,
                                       loss=workload if corpus else "std", sparsity=sparsity, imp_delta_s=0.5,
                                       train_embeddings=False), 1000)
     layers = method.masked_layers()

@@ -21,7 +21,6 @@ from srnets_lib.model import backbones as models, pruning
 from srnets_lib.training import runtime, step
 from srnets_lib.training.prepare import TrainingRun, build_run
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.data import current_fingerprints
 from srnets_lib.training.evaluation import Selection, selection_score
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import LevelResult, RunResult
@@ -32,41 +31,17 @@ def execute(config: RunConfig, store: Run, request: Request, progress: bool = Fa
     """Compute one run whose dependencies are finished (executors.py orders them), unless the
     store holds a result that serves `request`."""
     checkpoint_seconds()
-    if reusable(store, request) is None:
+    if store.serves(request) is None:
         store.release_stale_lock()
         return store.result()
     with store.claim(wait=True):
-        if reusable(store, request) is None:  # finished by another process while we waited
+        if store.serves(request) is None:  # finished by another process while we waited
             return store.result()
         try:
             return fit(build_run(config, store, request), request, progress)
         except Exception as err:  # kept for the pages (shown as failed) until a later attempt finishes
             record_failure(store, err)
             raise
-
-
-def reusable(store: Run, request: Request) -> str | None:
-    """None if the stored result serves `request`, else why the run must be computed."""
-    if not store.done:
-        return "not computed"
-    try:
-        result = store.result()
-    except ValueError as err:  # a corrupted final.json: computed again, the new one replaces it
-        return str(err)
-    why = result.covers(request) or store.damage(result, request)
-    if why is not None:
-        return why
-    try:
-        now = current_fingerprints(store.config.task, store.config.data)
-    except Exception as err:  # computing it again says what is wrong, in that run alone
-        return f"its data cannot be read now ({type(err).__name__}: {str(err).splitlines()[0]})"
-    return None if same_data(result.data_fingerprint, now) else "the data it read changed since"
-
-
-def same_data(read: dict[str, str], now: dict[str, str]) -> bool:
-    """Whether every split a run read reads the same now. A split that appeared since (an OOD set
-    whose file was missing) changes nothing the run computed: `evaluate` scores the run on it."""
-    return all(now.get(split) == fingerprint for split, fingerprint in read.items())
 
 
 def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult:
@@ -78,7 +53,7 @@ def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult
     bar = tqdm(total=schedule.steps, initial=start, desc=run.store.key, disable=not progress, mininterval=2.0,
                leave=False)
     model.train()
-    for at, batch in run.batches(start, schedule.steps):
+    for at, batch in run.batches(start, schedule.steps, schedule.steps_per_epoch):
         run.method.before_step(model, at)
         if at in schedule.restarts:
             loop.optimization = run.optimization(at)
@@ -112,8 +87,7 @@ def train_step(run: TrainingRun, optimization: step.Optimization, batch: dict) -
         loss = run.forward(batch)
         optimization.step(loss)
     except Exception as err:
-        fall_back = getattr(run.forward, "fall_back", None)
-        if fall_back is None or not fall_back(err, run.store.key):
+        if not run.forward.fall_back(err, run.store.key):
             raise
         loss = run.forward(batch)
         optimization.step(loss)
@@ -122,9 +96,8 @@ def train_step(run: TrainingRun, optimization: step.Optimization, batch: dict) -
 
 def execution(run: TrainingRun) -> dict:
     """What final.json records of how the run executed, with any compiled path given up."""
-    fallbacks = {part: reason for part, reason in (("training", getattr(run.forward, "fallback", None)),
-                                                   ("evaluation", getattr(run.evaluator, "fallback", None)))
-                 if reason}
+    fallbacks = {part: reason for part, reason in (("training", run.forward.fallback),
+                                                   ("evaluation", run.evaluator.fallback)) if reason}
     return {**runtime.describe(), **({"compile_fallback": fallbacks} if fallbacks else {})}
 
 
@@ -223,7 +196,7 @@ class Loop:
             ood_metric=run.data.metric_of("ood"), target_sparsity=cfg.sparsity, **report,
             selected_step=row["step"], t_max=run.schedule.t_max, steps_run=run.schedule.steps,
             id=row[run.evaluator.id_split], id_split=run.evaluator.id_split, dev=row["dev"],
-            ood={k: row[k] for k in run.evaluator.ood}, ood_missing=getattr(run.data, "ood_missing", {}),
+            ood={k: row[k] for k in run.evaluator.ood}, ood_missing=run.data.ood_missing,
             levels={k: LevelResult(**v) for k, v in self.levels.items()},
             scores={k: v for k, v in row.items() if k not in ROW_FIELDS + ("dev", *run.evaluator.reported)},
             bias_model=run.bias_source, evaluations=len(self.history), seconds=round(seconds, 2),

@@ -14,7 +14,6 @@ nothing is recompiled after the first steps of each bucket.
 from __future__ import annotations
 
 import math
-import warnings
 
 import torch
 

@@ -1,17 +1,15 @@
-"""A section's results gathered from the run store (final.json, metrics.jsonl) into DataFrames,
-the points the store lacks, and computing them in this process."""
+"""A section's results gathered from the run store (final.json, metrics.jsonl, masks, predictions)
+into DataFrames, and the points the store lacks and why: the book reads runs here, never computes
+them (book/runs.py computes a page's points)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from srnets_lib import paths
-from srnets_lib.settings.params import Params
-from srnets_lib.sweeps.graph import RunGraph
+from srnets_lib.data.load import load_task
 from srnets_lib.store.runs import Run, failure
 from srnets_lib.book.sections.base import Point
 
@@ -20,34 +18,10 @@ COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split"
            "ood_metric"]
 
 
-def graph(points: list[Point], params: Params) -> RunGraph:
-    """The runs behind `points`, each once, dependencies first, with what each must leave behind
-    (its points' requests, else the params file's execution defaults; graph.needs). A point at an
-    IMP level reads that level's scores, and no other level's."""
-    runs = RunGraph(params.execution.request())
-    for point in points:
-        request = point.request or runs.default
-        runs.add(point.config, request if point.level is None else replace(request, levels=(point.level,)))
-    return runs
-
-
-def compute(points: list[Point], params: Params, root=None, progress: bool = True) -> list:
-    """Run every point the store lacks, in this process (dependencies first; shared runs once),
-    each run asked for what every page of the book asks of it (sweep.book_graph: a run computed for
-    one page serves the others); one executors.Outcome per run computed."""
-    from srnets_lib.data.inputs import require
-    from srnets_lib.sweeps.executors import LocalExecutor
-    from srnets_lib.sweeps.sweep import book_graph
-
-    runs = book_graph(params, extra=points).closure([p.config for p in points])
-    require([node.config for node in runs], params.execution.skip_ood)
-    return LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())
-
-
 def missing(points: list[Point], root=None) -> list[Point]:
     """The points whose run has not finished (no final.json, or one that cannot be read, or a
     damaged file), or whose IMP level it did not score (a run asked for other levels)."""
-    return [p for p in points if _scored(p, served(Run(p.config, root))) is None]
+    return [p for p in points if _scored(p, Run(p.config, root).served()) is None]
 
 
 def _scored(p: Point, final):
@@ -62,13 +36,9 @@ def why_missing(config, root=None) -> str | None:
     its own last attempt's record (failed.json), or a run it starts from that failed; None if it
     is merely not computed yet."""
     run = Run(config, root)
-    if run.done:
-        try:
-            damage = run.damage(run.result())
-        except ValueError as err:  # a corrupted final.json
-            damage = str(err).split("; ")[0]
-        if damage:
-            return f"damaged: {damage}; the next sweep computes it again"
+    damage = run.serves() if run.done else None
+    if damage:
+        return f"damaged: {damage.split('; ')[0]}; the next sweep computes it again"
     record = failure(run)
     if record is not None:
         return f"failed ({record['at']}, {record['host']}): {record['error']}"
@@ -78,23 +48,13 @@ def why_missing(config, root=None) -> str | None:
     return None
 
 
-def served(run: Run):
-    """The run's result; None if it has none, or its final.json is corrupted, or a file a page
-    reads (its masks, its predictions) is damaged: a sweep computes it again."""
-    try:
-        result = run.result() if run.done else None
-    except ValueError:
-        return None
-    return None if result is None or run.damage(result) else result
-
-
 def frame(points: list[Point], root=None) -> pd.DataFrame:
     """One row per finished point: `COLUMNS`, each OOD set's score ("ood:<set>") and its other
     scores ("score:<name>": a corpus run's held-out MLM and KD losses)."""
     rows = []
     for p in points:
         run = Run(p.config, root)
-        final = served(run)
+        final = run.served()
         result = _scored(p, final)
         if result is None:
             continue
@@ -130,7 +90,7 @@ def masks(points: list[Point], sparsity: float, root=None) -> dict[tuple, dict]:
     found = {}
     for p in points:
         run = Run(p.config, root)
-        if p.reference or abs(p.x - sparsity) > 1e-9 or served(run) is None:
+        if p.reference or abs(p.x - sparsity) > 1e-9 or run.served() is None:
             continue
         last = _last_level(p)
         if run.file(paths.MASK if last else paths.level_mask(p.level)).is_file():
@@ -162,12 +122,10 @@ def scored(points: list[Point], root=None):
     """(point, split name, split, the task's data, the predicted classes) for every evaluation
     split with class labels that each finished point's run stored predictions on (an IMP point:
     those at the end of its level). HANS's three labels collapse to two as its score does."""
-    from srnets_lib.data import load_task
-
     tasks = {}
     for p in points:
         run = Run(p.config, root)
-        predictions = run.predictions(None if _last_level(p) else p.level) if served(run) else None
+        predictions = run.predictions(None if _last_level(p) else p.level) if run.served() else None
         if predictions is None:
             continue
         where = (p.config.task, p.config.data.model_dump_json())

@@ -3,11 +3,11 @@ section 4.2's std fine-tuning run after t steps (the authors' mask_on_checkpoint
 
 from __future__ import annotations
 
-from srnets_lib.sweeps import plan
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import EARLY, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib import methods
 
 EARLY_START = Statement("early-start", "'competitive after ~55%'",
                         "ID >= EARLY[0] x 'ft to end''s and OOD >= its OOD - EARLY[1]",
@@ -72,7 +72,7 @@ class WhenToStart(Section):
         for task in tasks:
             s = recipes.p.sections.sec5_1_sparsity_of(task)
             for seed in seeds:
-                end = plan.schedule(recipes.full(task, "std", seed)).steps
+                end = methods.planned_schedule(recipes.full(task, "std", seed)).steps
                 points.append(Point("ft step=0", task, seed, 0, recipes.prune_pt(task, "mask", "poe", s, seed),
                                     request=curves))
                 for step in recipes.p.sections.sec5_1_steps:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import LEARNED, STD, Claim
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.sections.verdict import Measures, Statement, pct
 
 FINAL = 0.9  # figure 8 and table 5: subnetworks at 90% sparsity
 GRADUAL = "gradual 0.7->0.9"

@@ -15,6 +15,7 @@ from srnets_lib.settings.config import RunConfig
 SERIES = {"mlm": "TAMT-MLM", "kd": "TAMT-KD", "mlm+kd": "TAMT-MLM+KD"}
 MAGNITUDE = ("IMP", "OMP")
 FULL = "full model"
+PROBE_TASK = "corpus"  # the probes' task (Recipes.probe): their rows hold held-out pre-training losses, no score
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def subnetworks(recipes, seeds: list[int], sparsities: list[float], asked: bool 
 def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
     """Per series and sparsity: the downstream score (ID; the toy's test split) averaged over seeds, then over tasks
     (the paper's "overall" score); tasks missing a value leave the mean undefined."""
-    rows = df[df.task != "corpus"]
+    rows = df[df.task != PROBE_TASK]
     per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
     return per_task.mean(axis=1, skipna=False).rename("score").reset_index()
 
@@ -56,7 +57,7 @@ def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
 def runs_behind(df: pd.DataFrame) -> pd.Series:
     """Per series and sparsity: the fewest finished runs (mask seeds x fine-tuning seeds) behind
     one task's mean in mean_over_tasks, which a verdict reports as its seeds."""
-    rows = df[df.task != "corpus"]
+    rows = df[df.task != PROBE_TASK]
     return rows.groupby(["series", "x", "task"]).id.count().groupby(["series", "x"]).min()
 
 
@@ -74,7 +75,7 @@ def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = Non
     """One panel per task and one for the mean over tasks: ID score against x, the full model
     dashed; of the page's frame, or of `frame` (one group's rows)."""
     frame = page.frame if frame is None else frame
-    df = scores_only(frame[frame.task != "corpus"])
+    df = scores_only(frame[frame.task != PROBE_TASK])
     overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
         task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
         ood_metric=df.metric.iloc[0], id_split=df.id_split.iloc[0])

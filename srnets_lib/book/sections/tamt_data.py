@@ -6,7 +6,7 @@ from __future__ import annotations
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import FULL, SERIES, scores_only
+from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, scores_only
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 
 SHOWN = (SERIES["mlm"], SERIES["kd"], "IMP", "OMP")
@@ -17,6 +17,7 @@ ADVANTAGE = Statement("tamt-reduced-data", "'TAMT keeps its advantage over IMP w
 class ReducedData(Section):
     name, number, title = "tamt_data", "TAMT 4.2.6", "Fine-tuning with reduced data"
     part = 2
+    gathered_tasks = (PROBE_TASK,)
     reproduces = "TAMT figure 9"
     figure_title = "Downstream score vs fine-tuning examples at 70% sparsity (cf. TAMT figure 9)"
     opt_in = True

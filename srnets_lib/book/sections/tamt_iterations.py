@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from srnets_lib.sweeps import plan
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import FULL, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
+from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
+from srnets_lib import methods
 
 OBJECTIVES = ("mlm", "kd")  # figures 6 and 7 show TAMT-MLM and TAMT-KD
 RANDOM = " (Rand_init)"
@@ -23,13 +23,14 @@ OMP_INIT = Statement("tamt-omp-init", "'OMP initialisation beats random initiali
 
 def imp_iterations(recipes, config, sparsity: float) -> int:
     """The iterations IMP spends before its mask reaches `sparsity` (it prunes to it then)."""
-    steps = plan.schedule(config).sparsity_steps
+    steps = methods.planned_schedule(config).sparsity_steps
     return next(step for step, level in steps.items() if abs(level - sparsity) < 1e-9)
 
 
 class Iterations(Section):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
     part = 2
+    gathered_tasks = (PROBE_TASK,)
     reproduces = "TAMT figures 6 and 7"
     figure_title = "Downstream score vs pre-training iterations at 70% sparsity (cf. TAMT figures 6, 7)"
     opt_in = True

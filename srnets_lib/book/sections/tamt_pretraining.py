@@ -10,9 +10,8 @@ import seaborn as sns
 
 from srnets_lib.model import pruning
 from srnets_lib.store.runs import Run
-from srnets_lib.book.sections import gather
 from srnets_lib.book.sections.base import Point, Section
-from srnets_lib.book.sections.tamt import FULL, SERIES, mean_over_tasks, runs_behind, subnetworks
+from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, mean_over_tasks, runs_behind, subnetworks
 from srnets_lib.book.sections.tamt_transfer import SECTION as TRANSFER
 from srnets_lib.book.sections.verdict import Statement, Verdict
 
@@ -32,7 +31,7 @@ def analysis(page) -> pd.DataFrame:
     mean distance of the mask to the OMP mask at that sparsity, and the fewest finished runs
     behind one of those values (`runs`: the probes on the corpus, the transfers on one task)."""
     df = page.frame
-    corpus = df[df.task == "corpus"]
+    corpus = df[df.task == PROBE_TASK]
     losses = corpus.groupby(["series", "x"])[[f"score:{k}" for k in LOSSES if f"score:{k}" in corpus]].mean()
     losses.columns = [c[6:] for c in losses.columns]
     scores = mean_over_tasks(df[df.series != FULL]).set_index(["series", "x"])
@@ -45,11 +44,11 @@ def distances(page) -> pd.Series:
     """1 - Jaccard to the OMP mask of the same sparsity, averaged over mask seeds (finished runs)."""
     masks = {}
     for p in page.points:
-        if p.task != "corpus":
+        if p.task != PROBE_TASK:
             continue
         source, level = (p.config.mask_from, p.config.mask_level) if p.config.mask_from else (p.config, None)
         run = Run(source)
-        if gather.served(run):  # finished, its masks whole
+        if run.served():  # finished, its masks whole
             masks.setdefault((p.series, p.x), []).append(run.masks(level))
     rows = {(series, x): sum(1 - pruning.jaccard(m, masks[("OMP", x)][0]) for m in found) / len(found)
             for (series, x), found in masks.items() if ("OMP", x) in masks}
@@ -124,6 +123,7 @@ def _runs(rows: pd.DataFrame) -> int:
 class PretrainingLoss(Section):
     name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5", "Pre-training loss, transfer and mask distance"
     part = 2
+    gathered_tasks = (PROBE_TASK,)
     reproduces = "TAMT figures 1, 5 and 8"
     figure_title = "Held-out pre-training loss vs mean downstream score (cf. TAMT figures 1, 5)"
 
@@ -131,7 +131,7 @@ class PretrainingLoss(Section):
         """Each subnetwork on the corpus (OMP and random runs score their losses themselves; TAMT's
         masks and IMP's levels are probed with the pre-trained MLM head), then the transfer page's
         points of the same backbone (figures 1, 5 and 8 are BERT's)."""
-        probes = [Point(n.series, "corpus", n.seed, n.sparsity,
+        probes = [Point(n.series, PROBE_TASK, n.seed, n.sparsity,
                         n.run if n.series in ("OMP", "Rand") else recipes.probe(n.run, n.level))
                   for n in subnetworks(recipes, seeds, sparsities)]
         return probes + TRANSFER.of_backbone(recipes, tasks, seeds, sparsities)

@@ -66,6 +66,17 @@ class Verdict:
         return sum(m is not None and m >= MARGIN for m in self.seed_margins)
 
 
+def outcome(verdicts: list[Verdict]) -> str:
+    """One word for a claim judged on several subjects (tasks, sparsities, series)."""
+    judged = [v for v in verdicts if v.holds is not None]
+    held = sum(bool(v.holds) for v in judged)
+    if not judged:
+        return "not measurable"
+    if held == len(verdicts):
+        return "confirmed"
+    return "not confirmed" if held == 0 else "partly confirmed"
+
+
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}"
 

@@ -1,16 +1,48 @@
-"""SQuAD v1.1 runs (TAMT section 4.1): the span loss of a batch of windows and the dev F1 and exact
-match, as imp_and_fine_tune/squad_trans.py of llyx97/TAMT trains and scores them; both eager."""
+"""Span extraction (SQuAD v1.1, TAMT section 4.1): a span head on the backbone, trained on the
+questions' windows with the span loss and scored by dev F1 and exact match, as
+imp_and_fine_tune/squad_trans.py of llyx97/TAMT trains and scores them; eager (never compiled)."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import torch
 
-from srnets_lib.training import losses, runtime
-from srnets_lib.model import pruning
+from srnets_lib.data import squad
 from srnets_lib.data.encode import Encoded, collate, eval_batches
 from srnets_lib.data.squad import Windows, predictions
 from srnets_lib.metrics import squad_exact_match, squad_f1
+from srnets_lib.model import backbones, pruning
+from srnets_lib.training import losses, runtime
+from srnets_lib.training.kinds.base import Eager, Parts, TaskKind
+from srnets_lib.training.kinds.classification import Batches
+
+
+class Span(TaskKind):
+    name = "span extraction"
+    losses = ("std",)  # no class to debias: the span loss (losses.span)
+    lengths = "full"  # every window is max_length tokens
+
+    @classmethod
+    def workload(cls, config):
+        return "finetune"  # the encoder is the cost: the heads differ by one small matrix
+
+    @classmethod
+    def load_model(cls, config, data):
+        return backbones.load_qa_model(config.backbone, config.num_layers, seed=config.seed)
+
+    @classmethod
+    def parts(cls, config, store, request, data, tokenizer, model) -> Parts:
+        """The training questions' windows of max_length tokens in Batches (labels: the gold start
+        and end positions), the span loss, and the dev F1 and exact match. Eager: never compiled."""
+        if runtime.compiled():
+            warnings.warn(f"run {config.key()}: SQuAD runs are not compiled; this one runs eagerly", stacklevel=2)
+        train, dev = (squad.features(examples, tokenizer, config.max_length, doc_stride(config.max_length))
+                      for examples in (data.train, data.dev))
+        pad_id = tokenizer.pad_token_id or 0
+        return Parts(len(train), Batches(config, train.encoded, pad_id, compiled=False), SpanLoss(model, config.precision),
+                     SpanEvaluator(dev, request.eval_batch_size, pad_id, config.precision))
 
 
 def doc_stride(max_length: int) -> int:
@@ -20,7 +52,7 @@ def doc_stride(max_length: int) -> int:
     return max_length // 3
 
 
-class SpanLoss:
+class SpanLoss(Eager):
     """The loss of a batch of windows: losses.span of the model's start and end logits against
     the gold positions (the batch's labels)."""
 
@@ -50,7 +82,7 @@ def span_logits(model, encoded: Encoded, batch_size: int, pad_id: int,
     return starts, ends
 
 
-class SpanEvaluator:
+class SpanEvaluator(Eager):
     """SQuAD's dev scores: `dev` the F1 (the selection metric, as squad_trans.py reports the best
     'f1'), `dev_squad_exact_match` the exact match, over each question's answer from its windows
     (data/squad.predictions: n_best 20, max answer 30) against all its gold answers; fractions."""

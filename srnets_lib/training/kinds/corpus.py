@@ -1,6 +1,7 @@
-"""TAMT's task-agnostic objectives on unlabelled text (TAMT section 3.4): masked language
-modelling (MLM), hidden-state distillation from the dense model (KD), and their sum; the MLM
-corruption of a batch; the batches, the loss of one step and the held-out losses of a corpus run.
+"""The unlabelled corpus of TAMT's task-agnostic runs (TAMT section 3.4), a task kind whose masks
+serve every task: masked language modelling (MLM), hidden-state distillation from the dense model
+(KD), and their sum; the MLM corruption of a batch; the batches, the loss of one step and the
+held-out losses of a corpus run.
 
 - MLM: 15% of the tokens (not [CLS]/[SEP]) are predicted; of those 80% read [MASK], 10% a random
   token, 10% themselves (mask_tokens in hg_transformers/data/data_collator.py of llyx97/TAMT).
@@ -21,13 +22,43 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from srnets_lib.data import corpus
+from srnets_lib.data.encode import Encoded
 from srnets_lib.model import backbones as models
 from srnets_lib.training import runtime
-from srnets_lib.data.encode import Encoded
+from srnets_lib.training.kinds.base import Eager, Parts, TaskKind
 
 MLM_PROBABILITY = 0.15
 IGNORE = -100
 OBJECTIVES = {"mlm": ("mlm",), "kd": ("kd",), "mlm+kd": ("mlm", "kd")}  # loss name -> its terms
+
+
+class Corpus(TaskKind):
+    name = "corpus"
+    losses = tuple(OBJECTIVES)
+    task_agnostic = True  # a mask searched here is fine-tuned on every task
+    lengths = "full"  # contiguous blocks of max_length tokens
+
+    @classmethod
+    def workload(cls, config):
+        return config.loss  # IMP and the MLM head train weights on the same objective
+
+    @classmethod
+    def load_model(cls, config, data):
+        return models.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed)
+
+    @classmethod
+    def parts(cls, config, store, request, data, tokenizer, model) -> Parts:
+        """Contiguous blocks, MLM-corrupted where the objective predicts tokens, the objective's loss
+        against the dense model as teacher, and the held-out MLM and KD losses."""
+        tokenizer_id = models.backbone_id(config.backbone, None)
+        train, dev = (corpus.blocks(split, tokenizer, config.max_length, size, tokenizer_id,
+                                    corpus.origin(config.data, split.name))
+                      for split, size in ((data.train, config.data.train_size), (data.dev, config.data.dev_size)))
+        loss = PretrainingLoss(model, teacher_of(model), config.loss, config.precision)
+        batches = CorpusBatches(train, tokenizer, config.batch_size, config.seed, "mlm" in OBJECTIVES[config.loss])
+        return Parts(len(train), batches, loss, CorpusEvaluator(loss, dev, tokenizer, request.eval_batch_size,
+                                                                config.loss))
 
 
 def corrupt(ids: np.ndarray, special: np.ndarray, vocab_size: int, mask_id: int,
@@ -63,7 +94,7 @@ def teacher_of(model) -> torch.nn.Module:
     return teacher
 
 
-class PretrainingLoss:
+class PretrainingLoss(Eager):
     """The loss of one step: the objective's terms summed with equal weights."""
 
     def __init__(self, model, teacher, objective: str, precision: str):
@@ -90,22 +121,22 @@ class PretrainingLoss:
 
 
 class CorpusBatches:
-    """Batches of whole blocks: (step, batch) for steps start..end-1; epoch e shuffles with seed
-    (seed, e) and corrupts with (seed, e, position), so a resumed run sees the same batches."""
+    """Batches of whole blocks: (step, batch) for steps start..end-1 (an epoch: the Schedule's
+    `per_epoch` steps, the last batch partial); epoch e shuffles with seed (seed, e) and corrupts
+    with (seed, e, position), so a resumed run sees the same batches."""
 
     def __init__(self, encoded: Encoded, tokenizer, batch_size: int, seed: int, corrupted: bool):
         self.batch_size, self.seed, self.corrupted = batch_size, seed, corrupted
         self.ids = encoded.ids.reshape(len(encoded), -1).astype(np.int64)
-        self.per_epoch = -(-len(self.ids) // batch_size)  # the last, partial batch kept
         self.special = np.isin(self.ids, tokenizer.all_special_ids)
         self.vocab_size, self.mask_id = len(tokenizer), tokenizer.mask_token_id
 
-    def __call__(self, start: int, end: int):
+    def __call__(self, start: int, end: int, per_epoch: int):
         size = self.batch_size
-        for epoch in itertools.count(start // self.per_epoch):
+        for epoch in itertools.count(start // per_epoch):
             order = np.random.default_rng([self.seed, epoch]).permutation(len(self.ids))
-            for position in range(self.per_epoch):
-                at = epoch * self.per_epoch + position
+            for position in range(per_epoch):
+                at = epoch * per_epoch + position
                 if at >= end:
                     return
                 if at >= start:
@@ -122,7 +153,7 @@ class CorpusBatches:
         return {"inputs": runtime.model_inputs(inputs), "labels": labels, "full_batch": len(index) == self.batch_size}
 
 
-class CorpusEvaluator:
+class CorpusEvaluator(Eager):
     """Held-out MLM and KD losses (the corruption fixed by seed 42, as the authors' eval_mlm.py);
     `dev` is minus the run's own objective, so the higher the better as for a task."""
 

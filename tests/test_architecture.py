@@ -1,0 +1,105 @@
+"""The house's rules, checked on the source (docs/ARCHITECTURE.md): layers that import only downwards
+(no import cycle, counting imports inside functions), few imports of this package's own modules
+inside functions (lazy imports are for heavy third-party modules), task kinds branched on only in
+their own modules, small pieces, a short top level, and a docstring opening every module."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "srnets_lib"
+MODULES = sorted(p for p in ROOT.rglob("*.py"))
+
+
+def name_of(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def typing_only(tree: ast.Module) -> set[int]:
+    """The ids of the import statements under `if TYPE_CHECKING:` (never run: annotations only)."""
+    return {id(n) for block in tree.body if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for n in ast.walk(block)}
+
+
+def imported(path: Path) -> list[tuple[str, bool]]:
+    """(module of this package it imports, whether inside a function) for every import of `path`
+    that runs."""
+    package = name_of(path) if path.name == "__init__.py" else name_of(path).rpartition(".")[0]
+    found, tree = [], ast.parse(path.read_text())
+    skipped = typing_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        inside = getattr(node, "col_offset", 0) > 0
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if base.startswith("srnets_lib"):
+                for alias in node.names:  # `from . import x` imports the module x where there is one
+                    sub = f"{base}.{alias.name}"
+                    found.append((sub if sub in NAMES else base, inside))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, inside) for a in node.names if a.name.startswith("srnets_lib")]
+    return found
+
+
+NAMES = {name_of(p) for p in MODULES}
+
+
+def test_no_import_cycle_even_through_imports_inside_functions():
+    edges = {name_of(p): {m for m, _ in imported(p) if m in NAMES and m != name_of(p)} for p in MODULES}
+    state: dict[str, int] = {}
+
+    def visit(node, trail):
+        state[node] = 1
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycle = trail[trail.index(nxt):] + [nxt] if nxt in trail else [node, nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_few_imports_of_this_package_inside_functions():
+    lazy = [(name_of(p), m) for p in MODULES for m, inside in imported(p) if inside]
+    assert len(lazy) <= 10, "\n".join(f"{a} imports {b} inside a function" for a, b in lazy)
+
+
+KIND = re.compile(r'\bCORPUS\b|==\s*"span"|"span"\s*==|==\s*"corpus"|"corpus"\s*==|in\s*\(\s*CORPUS')
+
+
+def test_task_kinds_are_branched_on_only_in_their_own_modules():
+    outside = [f"{p.relative_to(ROOT.parent)}:{i}" for p in MODULES if "kinds" not in p.parts
+               for i, line in enumerate(p.read_text().splitlines(), 1) if KIND.search(line.split("#")[0])]
+    assert outside == []
+
+
+def test_pieces_are_small_and_the_top_level_short():
+    long = []
+    for path in MODULES:
+        source = path.read_text()
+        lines = source.count("\n") + 1
+        if lines > 400:
+            long.append(f"{path.name}: module of {lines} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                size, limit = node.end_lineno - node.lineno + 1, 150 if isinstance(node, ast.ClassDef) else 60
+                if size > limit:
+                    long.append(f"{path.relative_to(ROOT)}:{node.name} {size} lines")
+    assert long == []
+    top = [p.name for p in ROOT.glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= 12, top
+
+
+def test_every_module_opens_with_a_docstring_that_says_what_it_is_for():
+    bare = [str(p.relative_to(ROOT)) for p in MODULES if not ast.get_docstring(ast.parse(p.read_text()))]
+    assert bare == []
