@@ -63,7 +63,7 @@ def _sweep(args) -> int:
         if args.set:  # the notebooks read the overrides from a resolved params file
             params_file = params_lib.write_resolved(params_lib.load(args.params, args.set),
                                                     os.path.join(args.out, "params.yaml"))
-        planned = sweep.jobs(args.notebooks, params_file)
+        planned = book_runs.notebook_jobs(args.notebooks, params_file)
         print(f"sweep: {len(planned)} notebook jobs, executor {args.executor}, run store {paths.runs_root()}")
         return sweep.interruptible(lambda: sweep.status(sweep.execute_jobs(planned, args.out, args.executor,
                                                                           args.address)))

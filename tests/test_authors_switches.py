@@ -73,7 +73,7 @@ def test_imp_with_the_authors_objective_trains_poe_runs_with_cross_entropy(store
     losses = [[r["loss"] for r in Run(c).metrics()] for c in configs]
     assert losses[1] == losses[0] and (theirs.id, theirs.ood, theirs.levels) == (std.id, std.ood, std.levels)
     assert losses[2] != losses[0]  # the PoE loss
-    with pytest.raises(ValueError, match="imp_objective=cross_entropy is IMP's"):
+    with pytest.raises(ValueError, match="imp_objective=cross_entropy is method IMP's setting: method=finetune"):
         RunConfig(task="nli", loss="poe", imp_objective="cross_entropy")
 
 

@@ -5,19 +5,21 @@ import json
 import numpy as np
 import pytest
 
-from srnets_lib.tools import bench
+from srnets_lib.tools.bench import measure, workloads
+from srnets_lib.tools.bench import __main__ as bench_main
+from srnets_lib.tools.bench.__main__ import main as bench
 from srnets_lib import paths
 from srnets_lib.tools.browser_check import chapters
 
 
 def test_bench_measures_every_variant_side_by_side(tmp_path):
     out = tmp_path / "results.json"
-    assert bench.main(["--models", "tiny", "--workloads", "mask", "eval", "--steps", "2", "--warmup", "1",
+    assert bench(["--models", "tiny", "--workloads", "mask", "eval", "--steps", "2", "--warmup", "1",
                        "--max-length", "32", "--eval-examples", "64", "--out", str(out)]) == 0
     record = json.loads(out.read_text())[-1]
     assert {"date", "device", "torch", "transformers", "matmul_peak_tflops", "cpu_capability"} <= set(record["environment"])
     rows = {(r["workload"], r["variant"]): r for r in record["rows"]}
-    assert {v for _, v in rows} == set(bench.CPU_VARIANTS)  # on CPU: the ladder without compiling
+    assert {v for _, v in rows} == set(workloads.CPU_VARIANTS)  # on CPU: the ladder without compiling
     assert rows[("mask", "naive")]["speedup_vs_reference"] == 1.0
     for row in rows.values():
         assert row["s_per_step"] > 0 and row["examples_per_s"] > 0 and row["tokens_per_s"] > 0
@@ -28,7 +30,7 @@ def test_bench_measures_every_variant_side_by_side(tmp_path):
 
 def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path, monkeypatch):
     out, measured = tmp_path / "results.json", []
-    real = bench.measure
+    real = measure.measure
 
     def stopped_after_one(*args, **kwargs):
         if measured:
@@ -36,9 +38,9 @@ def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path
         measured.append(real(*args, **kwargs))
         return measured[-1]
 
-    monkeypatch.setattr(bench, "measure", stopped_after_one)
+    monkeypatch.setattr(bench_main, "measure", stopped_after_one)
     try:
-        bench.main(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "ours", "--steps", "1",
+        bench(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "ours", "--steps", "1",
                     "--warmup", "1", "--max-length", "32", "--out", str(out)])
     except KeyboardInterrupt:
         pass
@@ -47,14 +49,14 @@ def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path
 
 
 def test_mnli_like_lengths_have_the_intended_shape():
-    lengths = bench.mnli_like(20000, 128).lengths
+    lengths = workloads.mnli_like(20000, 128).lengths
     assert 36 <= lengths.mean() <= 44 and lengths.max() == 128 and lengths.min() >= 8
     assert (lengths > 100).mean() > 0.005  # a long tail
 
 
 def test_compiled_variant_and_sharing_run_on_cpu(tmp_path):
     out = tmp_path / "results.json"
-    assert bench.main(["--models", "tiny", "--workloads", "mask", "--variants", "ours", "compiled",
+    assert bench(["--models", "tiny", "--workloads", "mask", "--variants", "ours", "compiled",
                        "--lengths", "mnli-like", "--steps", "2", "--warmup", "1", "--max-length", "64",
                        "--sharing", "1", "2", "--out", str(out)]) == 0
     record = json.loads(out.read_text())[-1]
@@ -66,7 +68,7 @@ def test_tamt_objectives_run_on_full_blocks_eagerly(tmp_path):
     """TAMT's mask training (mlm, kd, mlm+kd) on corpus blocks of exactly --max-length tokens; the
     objectives are never compiled, so a compiled variant has no row."""
     out = tmp_path / "results.json"
-    assert bench.main(["--models", "tiny", "--workloads", "mlm", "mlm+kd", "--variants", "naive", "ours", "compiled",
+    assert bench(["--models", "tiny", "--workloads", "mlm", "mlm+kd", "--variants", "naive", "ours", "compiled",
                        "--lengths", "full", "--steps", "1", "--warmup", "1", "--max-length", "32",
                        "--out", str(out)]) == 0
     rows = json.loads(out.read_text())[-1]["rows"]
@@ -76,20 +78,20 @@ def test_tamt_objectives_run_on_full_blocks_eagerly(tmp_path):
 
 
 def test_a_training_batch_corrupts_tokens_only_for_the_mlm_objective():
-    encoded = bench.full_length(64, 128)
+    encoded = workloads.full_length(64, 128)
     index = np.arange(64)
-    mlm = bench.training_batch(encoded, index, None, "mlm", 30522, np.random.default_rng(0))
+    mlm = workloads.training_batch(encoded, index, None, "mlm", 30522, np.random.default_rng(0))
     predicted = mlm["labels"] != -100
     assert 0.10 < float(predicted.float().mean()) < 0.20  # 15% of the tokens (pretraining.MLM_PROBABILITY)
-    assert bench.training_batch(encoded, index, None, "kd", 30522, np.random.default_rng(0))["labels"] is None
-    task = bench.training_batch(encoded, index, None, "mask", 30522, np.random.default_rng(0))
+    assert workloads.training_batch(encoded, index, None, "kd", 30522, np.random.default_rng(0))["labels"] is None
+    task = workloads.training_batch(encoded, index, None, "mask", 30522, np.random.default_rng(0))
     assert task["labels"].tolist() == encoded.labels.tolist()
 
 
 def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     names = chapters(paths.PROJECT_ROOT / "_toc.yml")
     assert names[0] == "book/intro"
-    from srnets_lib.settings.params import SECTIONS
+    from srnets_lib.settings.pages import SECTIONS
 
     # the scorecard first, then Part I's sections, then Part II's pages
     assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS]

@@ -157,14 +157,14 @@ def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
     """sections.sparsities narrows a section's default build to its claims' sparsities (the toy's
     CPU budget); `full` (make book-full) gives the preset's, and the sweep plans the others only then."""
     from srnets_lib.book import sections
-    from srnets_lib.sweeps import sweep
 
     toy = params.load("params/toy.yaml")
-    for name in (n for n in params.SECTIONS if not n.startswith("tamt")):
-        judged = {x for claim in sections.get(name).claims for x in getattr(claim, "xs", ())}
-        assert judged <= set(toy.sparsities_for(name)), name
-        assert toy.sparsities_for(name, full=True) == toy.preset.sparsities
-    assert toy.sparsities_for("sec4_2") == [0.5, 0.7] and toy.sparsities_for("sec5_2") == toy.preset.sparsities
+    for section in (s for s in sections.BY_NAME.values() if s.part == 1):
+        judged = {x for claim in section.claims for x in getattr(claim, "xs", ())}
+        assert judged <= set(section.sparsities(toy)), section.name
+        assert section.sparsities(toy, full=True) == toy.preset.sparsities
+    assert sections.get("sec4_2").sparsities(toy) == [0.5, 0.7]
+    assert sections.get("sec5_2").sparsities(toy) == toy.preset.sparsities
     default, _ = book_runs.of_notebooks(["book/sec4_2.ipynb"], toy)
     full, _ = book_runs.of_notebooks(["book/sec4_2.ipynb"], toy, full=True)
     assert {n.config.sparsity for n in default if n.config.method == "mask"} == {0.5, 0.7}
@@ -172,7 +172,8 @@ def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
     assert {n.request.levels for n in default if n.config.method == "imp"} == {(0.2, 0.5, 0.7, 0.9)}
     assert {n.key for n in full if n.config.method == "imp"} == {n.key for n in default if n.config.method == "imp"}
     assert {n.config.sparsity for n in full if n.config.method == "mask"} == {0.2, 0.5, 0.7, 0.9}
-    assert [j.sparsity for j in sweep.jobs(["book/sec4_2.ipynb"], "params/toy.yaml") if j.seed == 1] == [0.5, 0.7]
+    jobs = book_runs.notebook_jobs(["book/sec4_2.ipynb"], "params/toy.yaml")
+    assert [j.sparsity for j in jobs if j.seed == 1] == [0.5, 0.7]
 
 
 def test_a_sections_sparsity_outside_the_preset_is_refused(tmp_path):
@@ -188,16 +189,15 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     """sections.seeds narrows a section's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""
     from srnets_lib.book import banner as report, sections
-    from srnets_lib.sweeps import sweep
 
     derived = tmp_path / "derived.yaml"
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
                        "sections: {seeds: {sec4_4: [2], sec4_2: null}}\n")
     p = params.load(derived)
-    assert p.seeds_for("sec4_4") == [2] and p.seeds_for("sec4_2") == p.preset.seeds == [1, 2]
+    assert sections.get("sec4_4").seeds(p) == [2] and sections.get("sec4_2").seeds(p) == p.preset.seeds == [1, 2]
     assert {point.seed for point in sections.points("sec4_4", p)} == {2}
     assert {point.seed for point in sections.points("sec4_2", p)} == {1, 2}
-    jobs = sweep.jobs(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
+    jobs = book_runs.notebook_jobs(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
     assert {j.seed for j in jobs if "sec4_4" in j.notebook} == {2}
     assert {j.seed for j in jobs if "sec4_2" in j.notebook} == {1, 2}
     assert "seed 2 (the preset's: 1, 2)" in report.scope(p, ["nli"], [2])
@@ -230,7 +230,8 @@ def test_command_line_tasks_and_seeds_win_over_the_files_per_section_choices():
     for name in ("sec4_2", "sec4_3", "sec5_2"):
         points = sections.points(name, p)
         assert {pt.task for pt in points if not pt.reference} == {"paraphrase"} and {pt.seed for pt in points} == {2}
-    assert params.load("params/toy.yaml", ["sec4_2_tasks=[nli]", "tasks=[paraphrase]"]).tasks_for("sec4_2") == ["nli"]
+    chosen = params.load("params/toy.yaml", ["sec4_2_tasks=[nli]", "tasks=[paraphrase]"])
+    assert sections.get("sec4_2").tasks(chosen) == ["nli"]
 
 
 def test_plan_refuses_a_rate_that_is_not_above_zero(capsys):

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from srnets_lib.tools import bench
+from srnets_lib.tools.bench.__main__ import main as bench
 from srnets_lib.sweeps import cost
 from srnets_lib.settings.config import RunConfig
 
@@ -110,7 +110,7 @@ def test_corpus_and_squad_runs_are_costed_at_their_eager_full_length_steps(tmp_p
 
 def test_bench_rows_record_the_setting_plan_reads(tmp_path):
     out = tmp_path / "results.json"
-    assert bench.main(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "fp32 pad", "ours",
+    assert bench(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "fp32 pad", "ours",
                        "--steps", "1", "--warmup", "1", "--max-length", "32", "--out", str(out)]) == 0
     rows = json.loads(out.read_text())[-1]["rows"]
     assert [(r["precision"], r["padding"], r["compiled"]) for r in rows] == [

@@ -234,8 +234,7 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
 
 
 def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
-    from srnets_lib.book.runs import of_notebooks as graph
-    from srnets_lib.sweeps.sweep import jobs
+    from srnets_lib.book.runs import notebook_jobs as jobs, of_notebooks as graph
 
     toy = params.load("params/toy.yaml")
     _, shown = graph(["book/scorecard.ipynb", "book/sec4_5.ipynb"], toy)

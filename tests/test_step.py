@@ -179,18 +179,18 @@ def test_bench_says_which_path_ran(monkeypatch):
     `plan` never takes its rate for a compiled one)."""
     import argparse
 
-    from srnets_lib.tools import bench
+    from srnets_lib.tools.bench import measure, workloads
 
     monkeypatch.setattr(runtime, "compile", _broken_compile)
-    encoded = bench.encoded_lengths("synthetic", 48)
+    encoded = workloads.encoded_lengths("synthetic", 48)
     args = argparse.Namespace(batch_size=8, max_length=48, warmup=1, steps=2, lengths="synthetic",
                               eval_examples=32, eval_batch_size=16)
     with pytest.warns(RuntimeWarning, match="goes on eagerly"):
-        row = bench.measure("tiny", "finetune", "compiled", encoded, args)
+        row = measure.measure("tiny", "finetune", "compiled", encoded, args)
     assert row["path"].startswith("eager (compiling failed: RuntimeError: CUDA graph capture failed")
-    assert bench.measure("tiny", "finetune", "ours", encoded, args)["path"] == "eager"
+    assert measure.measure("tiny", "finetune", "ours", encoded, args)["path"] == "eager"
     with pytest.warns(RuntimeWarning, match="goes on eagerly"):
-        assert bench.measure("tiny", "eval", "compiled", encoded, args)["path"].startswith("eager (compiling failed")
+        assert measure.measure("tiny", "eval", "compiled", encoded, args)["path"].startswith("eager (compiling failed")
 
 
 def test_tf32_is_an_explicit_precision_that_a_cpu_computes_in_fp32(store):

@@ -16,7 +16,7 @@ from srnets_lib.settings import params
 from srnets_lib import paths
 from srnets_lib.sweeps import sweep
 from srnets_lib.model.pruning import load_masks
-from srnets_lib.book import runs as book_runs
+from srnets_lib.book import runs as book_runs, sections
 
 NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
 
@@ -156,7 +156,8 @@ def test_notebook_jobs_read_the_command_line_overrides(tmp_path, monkeypatch):
                  "--set", "tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]", "lr=0.003"]) == 0
     assert [(job.seed, job.sparsity) for job in seen] == [(2, 0.5)]
     resolved = params.load(seen[0].params_file)
-    assert resolved.tasks_for("sec4_3") == ["paraphrase"] and resolved.run("paraphrase").lr == 0.003
+    assert resolved.preset.tasks == ["paraphrase"] and resolved.run("paraphrase").lr == 0.003
+    assert {p.task for p in sections.points("sec4_3", resolved) if not p.reference} == {"paraphrase"}
 
 
 @pytest.mark.parametrize("executor", ["local", "ray"])

@@ -11,9 +11,11 @@ from pathlib import Path
 from srnets_lib import paths
 from srnets_lib.book.sections import SECTIONS, get, points
 from srnets_lib.book.sections.base import Point
-from srnets_lib.settings.params import RUNLESS_PAGES, Params
+from srnets_lib.settings.pages import RUNLESS_PAGES
+from srnets_lib.settings.params import Params, load
 from srnets_lib.sweeps.executors import LocalExecutor, check_inputs
 from srnets_lib.sweeps.graph import RunGraph
+from srnets_lib.sweeps.sweep import Job
 
 
 def graph(wanted: list[Point], params: Params) -> RunGraph:
@@ -64,6 +66,20 @@ def book_graph(params: Params, full: bool = False, extra: list = ()) -> RunGraph
         return runs
     riders = [p for wanted in pages(every, params, True).values() for p in wanted if p.config.key() in runs.nodes]
     return graph(book + riders, params)
+
+
+def notebook_jobs(notebooks: list[str], params_file: str) -> list[Job]:
+    """One papermill job per (notebook, seed, sparsity) of its page's (Section.seeds, sparsities);
+    notebooks without a `sparsity` parameter get one per seed; the run-less pages none."""
+    import papermill  # the book's executor, imported where notebooks are executed
+
+    params = load(params_file)
+    planned = []
+    for notebook in (n for n in notebooks if Path(n).stem not in RUNLESS_PAGES):
+        section = get(Path(notebook).stem)
+        sparsities = section.sparsities(params) if "sparsity" in papermill.inspect_notebook(notebook) else [None]
+        planned += [Job(notebook, seed, s, params_file) for seed in section.seeds(params) for s in sparsities]
+    return planned
 
 
 def compute(wanted: list[Point], params: Params, root=None, progress: bool = True) -> list:

@@ -18,6 +18,7 @@ from srnets_lib.book import standard_errors as precision
 from srnets_lib.book.page import DEFAULT_PARAMS, gathered
 from srnets_lib.book.sections.verdict import MARGIN, STATEMENTS, Verdict, outcome, points
 from srnets_lib.settings import params as params_lib
+from srnets_lib.settings.pages import SECTIONS
 
 COLUMNS = ["page", "section", "reproduces", "group", "claim_id", "claim", "paper", "verdict", "confirmed", "measured",
            "margin", "rule"]
@@ -58,10 +59,10 @@ class Scorecard:
         self.synthetic = report.synthetic(params)
         self.verdicts: dict[str, list[Verdict]] = {}
         self.missing: dict[str, int] = {}
-        self.pages = {name: gathered(name, params) for name in params_lib.SECTIONS}
+        self.pages = {name: gathered(name, params) for name in SECTIONS}
         for name, page in self.pages.items():
             self.verdicts[name], self.missing[name] = page.evaluate(), len(page.missing)
-        self.frame = pd.DataFrame([row for name in params_lib.SECTIONS for row in self._rows(name)], columns=COLUMNS)
+        self.frame = pd.DataFrame([row for name in SECTIONS for row in self._rows(name)], columns=COLUMNS)
 
     def _rows(self, name: str) -> list[dict]:
         section = sections.get(name)

@@ -20,6 +20,8 @@ from srnets_lib.methods.schedule import Schedule
 class Method:
     prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
     gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
+    # RunConfig fields only this method reads: another method's run must leave them at their default
+    settings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config, schedule: Schedule):
         self.config, self.schedule = config, schedule
@@ -30,6 +32,11 @@ class Method:
         """Raise ValueError naming the field when `config` is not a valid run of this method."""
         if cls.prunes and config.sparsity <= 0:
             raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
+        for other in {*Method.__subclasses__()} - {cls, *cls.__mro__}:
+            for field in set(other.settings) - set(cls.settings):
+                if getattr(config, field) != type(config).model_fields[field].default:
+                    raise ValueError(f"{field}={getattr(config, field)} is method {other.__name__}'s setting: "
+                                     f"method={config.method} does not read it")
         if not cls.gradual and (config.schedule != "fixed" or config.sparsity_init is not None):
             raise ValueError(f"schedule={config.schedule} and sparsity_init are for gradual mask training "
                              f"(section 5.2), not method={config.method}")

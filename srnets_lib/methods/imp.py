@@ -35,6 +35,7 @@ def level(k: int, delta_s: float) -> float:
 
 class IMP(Method):
     prunes = True
+    settings = ("imp_objective", "imp_rewind", "imp_interval")
 
     @classmethod
     def validate(cls, config) -> None:

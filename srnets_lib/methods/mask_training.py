@@ -17,6 +17,7 @@ class MaskTraining(Method):
     prunes = True
 
     gradual = True
+    settings = ("threshold_reset_on_best",)
 
     @classmethod
     def validate(cls, config) -> None:

@@ -180,10 +180,6 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
-        if self.imp_objective != "loss" and self.method not in ("imp", "imp-rw"):
-            raise ValueError(f"imp_objective={self.imp_objective} is IMP's: method={self.method} trains with its loss")
-        if self.threshold_reset_on_best and self.method != "mask":
-            raise ValueError(f"threshold_reset_on_best is mask training's: method={self.method} has no thresholds")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()

@@ -7,11 +7,13 @@ whole or not at all."""
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from srnets_lib import paths
 from srnets_lib.settings.request import Request
@@ -128,3 +130,51 @@ def atomic_write(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def read_rows(path: Path) -> list[dict]:
+    """A JSON-lines file's rows ([] if there is none), up to a line a crash cut short: what
+    follows it is not trusted."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return rows
+
+
+def read_weights(path: Path, own: dict[str, torch.Tensor], key: str) -> dict[str, torch.Tensor]:
+    """The tensors of a weights file, each checked against `own` (a model's parameters): the same
+    names and shapes; an unreadable file is a ValueError saying the next sweep computes run `key` again."""
+    from safetensors.torch import load_file
+
+    try:
+        tensors = load_file(str(path))
+    except Exception as err:  # SafetensorError: cut short, or not safetensors at all
+        raise ValueError(f"{path}: not a readable weights file ({first_line(err)}); the next sweep "
+                         f"computes run {key} again") from None
+    for name, value in tensors.items():
+        if name not in own:
+            raise KeyError(f"{path}: tensor {name} does not exist in the model")
+        if own[name].shape != value.shape:
+            raise ValueError(f"{path}: {name} has shape {tuple(value.shape)}, model has {tuple(own[name].shape)}")
+    return tensors
+
+
+def write_weights(path: Path, tensors: dict[str, torch.Tensor]) -> None:
+    """`tensors` as a safetensors file, written from Python, so a full disk is an OSError naming
+    the file (paths.replacing)."""
+    from safetensors.torch import save
+
+    with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
+        handle.write(save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}))
+
+
+def write_checkpoint(path: Path, state: dict) -> None:
+    """A resume point, through a Python file: torch.save to a path reports a full disk as "enforce
+    fail at inline_container.cc", naming no file."""
+    with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
+        torch.save(state, handle)

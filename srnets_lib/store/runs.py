@@ -101,16 +101,8 @@ class Run:
                              "computes the run again") from None
 
     def metrics(self) -> list[dict]:
-        path = self.file(paths.METRICS)
-        if not path.exists():
-            return []
-        rows = []
-        for line in path.read_text().splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                break  # a line cut short by a crash: what follows is not trusted
-        return rows
+        """One row per evaluation (metrics.jsonl), up to a line a crash cut short."""
+        return files.read_rows(self.file(paths.METRICS))
 
     def masks(self, level: float | None = None) -> dict[str, torch.Tensor]:
         """The run's mask (or one level's): name -> boolean tensor."""
@@ -118,23 +110,10 @@ class Run:
 
     def load_weights(self, model, step: int | None = None) -> None:
         """Load the kept trained tensors into `model`; every name and shape must match."""
-        from safetensors.torch import load_file
-
         path = self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: run {self.key} kept no weights here")
-        try:
-            tensors = load_file(str(path))
-        except Exception as err:  # SafetensorError: cut short, or not safetensors at all
-            raise ValueError(f"{path}: not a readable weights file ({files.first_line(err)}); the next sweep "
-                             f"computes run {self.key} again") from None
-        own = dict(model.named_parameters())
-        for key, value in tensors.items():
-            if key not in own:
-                raise KeyError(f"{path}: tensor {key} does not exist in the model")
-            if own[key].shape != value.shape:
-                raise ValueError(f"{path}: {key} has shape {tuple(value.shape)}, model has {tuple(own[key].shape)}")
-        copy_into(model, tensors)
+        copy_into(model, files.read_weights(path, dict(model.named_parameters()), self.key))
 
     # --- whether what it left behind is whole ------------------------------------------------------
     def checkpoint(self) -> dict | None:
@@ -190,19 +169,10 @@ class Run:
             raise ValueError(f"{path}: not a readable predictions file ({files.first_line(err)})") from None
 
     def save_weights(self, tensors: dict[str, torch.Tensor], step: int | None = None) -> None:
-        from safetensors.torch import save
-
-        path = self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
-        # written from Python, so a full disk is an OSError naming the file (paths.replacing)
-        with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
-            handle.write(save({k: v.detach().contiguous().cpu() for k, v in tensors.items()}))
+        files.write_weights(self.file(paths.step_weights(step) if step is not None else paths.WEIGHTS), tensors)
 
     def save_checkpoint(self, state: dict) -> None:
-        path = self.file(paths.CHECKPOINT)
-        # through a Python file: torch.save to a path reports a full disk as "enforce fail at
-        # inline_container.cc", naming no file
-        with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
-            torch.save({**state, "key": self.key}, handle)
+        files.write_checkpoint(self.file(paths.CHECKPOINT), {**state, "key": self.key})
 
     def finish(self, result: RunResult) -> RunResult:
         """Write `result` as final.json with the sizes and checksums of the files the run holds;

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srnets_lib import paths
-from srnets_lib.settings import params as params_lib
 from srnets_lib.sweeps.executors import (RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecutor, ray_resources,
                                          start_ray, summary)
 from srnets_lib.sweeps.graph import RunGraph
@@ -48,19 +47,6 @@ class Job:
         if self.sparsity is not None:
             values["sparsity"] = self.sparsity
         return values
-
-
-def jobs(notebooks: list[str], params_file: str, overrides: list[str] | None = None) -> list[Job]:
-    """One job per (notebook, seed, sparsity); notebooks without a `sparsity` parameter get one per seed."""
-    import papermill
-
-    p = params_lib.load(params_file, overrides)
-    planned = []
-    for notebook in (n for n in notebooks if Path(n).stem not in params_lib.RUNLESS_PAGES):
-        accepted = papermill.inspect_notebook(notebook)
-        sparsities = p.sparsities_for(Path(notebook).stem) if "sparsity" in accepted else [None]
-        planned += [Job(notebook, seed, s, params_file) for seed in p.seeds_for(Path(notebook).stem) for s in sparsities]
-    return planned
 
 
 def run_job(job: Job, out_dir: str) -> Outcome:

@@ -4,7 +4,8 @@ from the same points."""
 
 from __future__ import annotations
 
-from srnets_lib.settings.params import SECTIONS, Params
+from srnets_lib.settings.pages import SECTIONS
+from srnets_lib.settings.params import Params
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_data, tamt_iterations, tamt_pretraining, tamt_transfer
 from srnets_lib.book.sections.base import Point, Section
@@ -22,11 +23,11 @@ def get(name: str) -> Section:
 
 def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None,
             full: bool = False) -> tuple[list, list, list]:
-    """(tasks, seeds, sparsities) of the notebook `name`; None means the params file's choice
-    (sections.sec4_2_tasks / other_tasks / appc5_tasks, sections.seeds, params.sparsities_for: with
-    `full` the opt-in sparsities too)."""
-    return (list(tasks or params.tasks_for(name)), list(seeds or params.seeds_for(name)),
-            list(params.sparsities_for(name, full) if sparsities is None else sparsities))
+    """(tasks, seeds, sparsities) of the notebook `name`; None means the page's choice from the
+    params file (Section.tasks, seeds, sparsities: with `full` the opt-in sparsities too)."""
+    section = get(name)
+    return (list(tasks or section.tasks(params)), list(seeds or section.seeds(params)),
+            list(section.sparsities(params, full) if sparsities is None else sparsities))
 
 
 def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None, full: bool = False) -> list[Point]:

@@ -20,6 +20,10 @@ class OtherBackbones(Section):
     paper_table = "table6"
     subset_series = ("full bert (std)", "full bert (poe)")
 
+    def tasks(self, params) -> list[str]:
+        """sections.appc5_tasks (table 6 is NLI only)."""
+        return list(params.sections.appc5_tasks)
+
     def subset_points(self, page, series, sparsity):
         """The full models of each backbone beside those of the book's own backbone (section 4.2's):
         where on the OOD set does each std model follow the cue?"""

@@ -48,6 +48,21 @@ class Section:
     subset_series: tuple = ()
     structure_against: str = ""
 
+    # --- what the page shows unless asked for others (its params file's choices) -----------
+    def tasks(self, params) -> list[str]:
+        """sections.other_tasks, else the preset's."""
+        return list(params.sections.other_tasks or params.preset.tasks)
+
+    def seeds(self, params) -> list[int]:
+        """sections.seeds of this page, else the preset's."""
+        return list(params.sections.seeds.get(self.name) or params.preset.seeds)
+
+    def sparsities(self, params, full: bool = False) -> list[float]:
+        """The default build's (sections.sparsities of this page: those its claims judge), else, or
+        with `full`, the preset's."""
+        chosen = None if full else params.sections.sparsities.get(self.name)
+        return list(chosen or params.preset.sparsities)
+
     def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
         """For each task and seed: the full models, then the subnetworks."""
         return [p for task in tasks for seed in seeds

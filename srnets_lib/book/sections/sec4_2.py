@@ -18,6 +18,10 @@ class FromFineTuned(Section):
     subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
     structure_against = "mask train (poe)"
 
+    def tasks(self, params) -> list[str]:
+        """sections.sec4_2_tasks, else the preset's (figure 2 shows every task)."""
+        return list(params.sections.sec4_2_tasks or params.preset.tasks)
+
     def points(self, recipes, tasks, seeds, sparsities):
         """The pruned `tasks`, then the full models of every other preset task (the ID-OOD gap of
         each task is reported here even when only some are pruned)."""

@@ -10,12 +10,33 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from srnets_lib.book import plots
+from srnets_lib.book.sections.base import Section
 from srnets_lib.settings.config import RunConfig
 
 SERIES = {"mlm": "TAMT-MLM", "kd": "TAMT-KD", "mlm+kd": "TAMT-MLM+KD"}
 MAGNITUDE = ("IMP", "OMP")
 FULL = "full model"
 PROBE_TASK = "corpus"  # the probes' task (Recipes.probe): their rows hold held-out pre-training losses, no score
+
+
+class TamtSection(Section):
+    """A Part II page: its tasks are tamt.tasks (the figures' own five, tamt.figure_tasks, where
+    `figure_tasks`), its seeds the mask seeds, its sparsities tamt.sparsities."""
+
+    part = 2
+    gathered_tasks = (PROBE_TASK,)
+    figure_tasks = False
+
+    def tasks(self, params) -> list[str]:
+        chosen = params.tamt.figure_tasks if self.figure_tasks else None
+        return list(chosen or params.tamt.tasks)
+
+    def seeds(self, params) -> list[int]:
+        """sections.seeds of this page, else tamt.mask_seeds (each mask fine-tuned with tamt.finetune_seeds)."""
+        return list(params.sections.seeds.get(self.name) or params.tamt.mask_seeds)
+
+    def sparsities(self, params, full: bool = False) -> list[float]:
+        return list(params.tamt.sparsities)
 
 
 @dataclass(frozen=True)

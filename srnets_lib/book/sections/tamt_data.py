@@ -4,9 +4,9 @@ examples of each task, TAMT against IMP, OMP and the full model."""
 from __future__ import annotations
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, scores_only
+from srnets_lib.book.sections.tamt import FULL, SERIES, TamtSection, scores_only
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 
 SHOWN = (SERIES["mlm"], SERIES["kd"], "IMP", "OMP")
@@ -14,10 +14,9 @@ ADVANTAGE = Statement("tamt-reduced-data", "'TAMT keeps its advantage over IMP w
                       "at each training-set size, TAMT's score > IMP's + GAIN", {"GAIN": GAIN})
 
 
-class ReducedData(Section):
+class ReducedData(TamtSection):
     name, number, title = "tamt_data", "TAMT 4.2.6", "Fine-tuning with reduced data"
-    part = 2
-    gathered_tasks = (PROBE_TASK,)
+    figure_tasks = True
     reproduces = "TAMT figure 9"
     figure_title = "Downstream score vs fine-tuning examples at 70% sparsity (cf. TAMT figure 9)"
     opt_in = True

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
+from srnets_lib.book.sections.tamt import FULL, SERIES, TamtSection, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 from srnets_lib import methods
 
@@ -27,10 +27,9 @@ def imp_iterations(recipes, config, sparsity: float) -> int:
     return next(step for step, level in steps.items() if abs(level - sparsity) < 1e-9)
 
 
-class Iterations(Section):
+class Iterations(TamtSection):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
-    part = 2
-    gathered_tasks = (PROBE_TASK,)
+    figure_tasks = True
     reproduces = "TAMT figures 6 and 7"
     figure_title = "Downstream score vs pre-training iterations at 70% sparsity (cf. TAMT figures 6, 7)"
     opt_in = True

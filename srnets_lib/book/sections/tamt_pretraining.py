@@ -10,8 +10,8 @@ import seaborn as sns
 
 from srnets_lib.model import pruning
 from srnets_lib.store.runs import Run
-from srnets_lib.book.sections.base import Point, Section
-from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, mean_over_tasks, runs_behind, subnetworks
+from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, TamtSection, mean_over_tasks, runs_behind, subnetworks
 from srnets_lib.book.sections.tamt_transfer import SECTION as TRANSFER
 from srnets_lib.book.sections.verdict import Statement, Verdict
 
@@ -120,10 +120,8 @@ def _runs(rows: pd.DataFrame) -> int:
     return int(rows.runs.min()) if "runs" in rows and rows.runs.notna().any() else 0
 
 
-class PretrainingLoss(Section):
+class PretrainingLoss(TamtSection):
     name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5", "Pre-training loss, transfer and mask distance"
-    part = 2
-    gathered_tasks = (PROBE_TASK,)
     reproduces = "TAMT figures 1, 5 and 8"
     figure_title = "Held-out pre-training loss vs mean downstream score (cf. TAMT figures 1, 5)"
 

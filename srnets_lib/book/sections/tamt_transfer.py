@@ -9,9 +9,9 @@ import pandas as pd
 
 from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN, Claim
-from srnets_lib.book.sections.tamt import FULL, MAGNITUDE, PROBE_TASK, SERIES, fewest, mean_over_tasks, runs_behind, score_figure, scores_only, subnetworks
+from srnets_lib.book.sections.tamt import FULL, MAGNITUDE, SERIES, TamtSection, fewest, mean_over_tasks, runs_behind, score_figure, scores_only, subnetworks
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -47,10 +47,8 @@ class AboveMagnitude(Claim):
                        values, measured, seeds=seeds)
 
 
-class Transfer(Section):
+class Transfer(TamtSection):
     name, number, title = "tamt_transfer", "TAMT 4.2.1", "Task-agnostic subnetworks, fine-tuned on each task"
-    part = 2
-    gathered_tasks = (PROBE_TASK,)
     reproduces = "TAMT figures 3 and 4"
     figure_title = "Downstream score of task-agnostic subnetworks (cf. TAMT figure 3)"
     claims = (AboveMagnitude(),)
