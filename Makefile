@@ -52,7 +52,7 @@ book: $(STAMP)
 	  "their pages); make book again retries them"; exit 1; fi
 
 # the book with its opt-in runs too: TAMT figures 6, 7 and 9, and Part I's curves at the preset's
-# sparsities where sections.sparsities narrows them (docs/MEASUREMENTS.md gives its time)
+# sparsities where sections.judged_only narrows them (docs/MEASUREMENTS.md gives its time)
 book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
 

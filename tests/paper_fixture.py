@@ -216,8 +216,8 @@ overrides:
   - when: {{task: squad}}
     set: {{max_length: 96}}
 sections:
-  sec5_1_steps: [1, 2, 3, 4]
-  appc5_backbones: [{{name: tiny (C.5 stand-in), backbone: tiny, max_length: 96}}]
+  sec5_1: {{steps: [1, 2, 3, 4]}}
+  appc5: {{backbones: [{{name: tiny (C.5 stand-in), backbone: tiny, max_length: 96}}]}}
 tamt:
   mask_seeds: {list(seeds)}
   finetune_seeds: {list(seeds)}

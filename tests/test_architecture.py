@@ -103,3 +103,30 @@ def test_pieces_are_small_and_the_top_level_short():
 def test_every_module_opens_with_a_docstring_that_says_what_it_is_for():
     bare = [str(p.relative_to(ROOT)) for p in MODULES if not ast.get_docstring(ast.parse(p.read_text()))]
     assert bare == []
+
+
+def test_what_the_notebooks_and_docs_import_or_run_exists():
+    """Every `from srnets_lib... import name` in a notebook and every `python -m srnets_lib...` in
+    the docs, the Makefile and the notebooks names a module (and name) that exists: a moved module
+    breaks no page of the book."""
+    import importlib
+    import importlib.util
+    import json
+
+    project = ROOT.parent
+    sources = {p: "\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"])
+               for p in (project / "book").glob("*.ipynb")}
+    sources |= {p: p.read_text() for p in [project / "README.md", project / "Makefile", *(project / "docs").glob("*.md"),
+                                           *(project / "book").glob("*.md")]}
+    broken = []
+    for path, text in sources.items():
+        for module, names in re.findall(r"from (srnets_lib[\w.]*) import ([\w, ]+)", text):
+            try:
+                found = importlib.import_module(module)
+                broken += [f"{path.name}: {module}.{n}" for n in (n.strip() for n in names.split(","))
+                           if n and not hasattr(found, n) and importlib.util.find_spec(f"{module}.{n}") is None]
+            except ImportError:
+                broken.append(f"{path.name}: {module}")
+        broken += [f"{path.name}: python -m {m}" for m in re.findall(r"python -m (srnets_lib[\w.]*)", text)
+                   if importlib.util.find_spec(m) is None]
+    assert broken == []

@@ -41,14 +41,14 @@ def test_poe_that_did_not_learn_the_task_is_not_called_robust():
     assert poe.holds is False and poe.margin == pytest.approx(0.43 - 0.8 * 0.93)  # decided by ID, not OOD
     assert "did not learn the task" in poe.notes[0]
     text = render([poe])
-    assert "**not confirmed** here (margin -31.4 over its thresholds; mean of 1 seed). The PoE model did not learn" in text
+    assert "**not confirmed** here (margin -31.4 points over its thresholds; mean of 1 seed). The PoE model did not learn" in text
 
 
 def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.80, 0.60)]})
     kept, lost = SubnetworkVsFull("mask (poe)").evaluate(df)
-    assert kept.holds is True and kept.margin == pytest.approx(0.87 / 0.90 - 0.95)  # ID is the closer condition
-    assert lost.holds is False and lost.margin == pytest.approx(0.80 / 0.90 - 0.95)
+    assert kept.holds is True and kept.margin == pytest.approx(0.87 - 0.95 * 0.90)  # ID is the closer condition
+    assert lost.holds is False and lost.margin == pytest.approx(0.80 - 0.95 * 0.90)
     assert kept.values["reference id"] == 0.90 and kept.subject == "nli, mask (poe) at sparsity 0.5"
     assert "ID 87.0 (96.7% of full bert (std)), OOD 58.0 (+8.0 points)" in render([kept])
     just_under = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.90, 0.505)]})
@@ -57,11 +57,11 @@ def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
 
 def test_a_claim_holds_only_when_it_clears_its_thresholds_by_the_margin():
     """One pass rule: the mean must clear each threshold by at least 1 point. 95.6% retention with a
-    large OOD gain clears the 95% threshold by 0.6 points only: not confirmed, and said why."""
+    large OOD gain clears the 95% threshold (85.5) by 0.5 points only: not confirmed, and said why."""
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.86, 0.60)]})
     thin, = SubnetworkVsFull("mask (poe)", xs=(0.5,)).evaluate(df)
-    assert thin.holds is False and thin.thin and thin.margin == pytest.approx(0.86 / 0.90 - 0.95)
-    assert "(margin +0.6 over its thresholds, under the 1-point margin the rule asks; mean of 1 seed)" in render([thin])
+    assert thin.holds is False and thin.thin and thin.margin == pytest.approx(0.86 - 0.95 * 0.90)
+    assert "(margin +0.5 points over its thresholds, under the 1-point margin the rule asks; mean of 1 seed)" in render([thin])
 
 
 def test_a_verdict_says_how_many_seeds_clear_the_rule_alone():
@@ -69,9 +69,9 @@ def test_a_verdict_says_how_many_seeds_clear_the_rule_alone():
     sub = pd.DataFrame([{"task": "nli", "series": "mask (poe)", "seed": s, "x": 0.5, "id": i, "ood:hans": 0.6,
                          "reference": False, "group": ""} for s, i in ((1, 0.89), (2, 0.85))])
     verdict, = SubnetworkVsFull("mask (poe)", xs=(0.5,)).evaluate(pd.concat([seeds, sub]))
-    assert verdict.holds is True and verdict.margin == pytest.approx(0.87 / 0.90 - 0.95)  # the mean clears it
-    assert verdict.seed_margins == pytest.approx((0.89 / 0.90 - 0.95, 0.85 / 0.90 - 0.95)) and verdict.seeds_clearing == 1
-    assert "mean of 2 seeds; 1 of 2 seeds clear it alone (+3.9, -0.6)" in render([verdict])
+    assert verdict.holds is True and verdict.margin == pytest.approx(0.87 - 0.95 * 0.90)  # the mean clears it
+    assert verdict.seed_margins == pytest.approx((0.89 - 0.95 * 0.90, 0.85 - 0.95 * 0.90)) and verdict.seeds_clearing == 1
+    assert "mean of 2 seeds; 1 of 2 seeds clear it alone (+3.5 points, -0.5 points)" in render([verdict])
 
 
 def test_subnetworks_are_compared_with_the_std_model_when_the_poe_model_collapsed():
@@ -179,10 +179,10 @@ def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
     verdicts = FullModels().evaluate(df) + SubnetworkVsFull("mask (poe)").evaluate(df)
     text = summary(verdicts, synthetic=True)
     assert text.startswith("**In short** (on synthetic data, not the paper's): 3 of the 4 cases this page judges "
-                           "confirm the paper's claim; 1 clears its thresholds by less than the 1-point margin.")
-    assert "The clearest: 'standard fine-tuning exploits the dataset bias' on nli (" in text and "margin +35.0)" in text
+                           "confirm the paper's claim; 1 clears its thresholds by less than the rule's margin.")
+    assert "The clearest: 'standard fine-tuning exploits the dataset bias' on nli (" in text and "margin +35.0 points)" in text
     assert text.endswith("The weakest: a sparse *and* robust subnetwork on nli, mask (poe) at sparsity 0.7 "
-                         "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.6).")
+                         "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.5 points).")
     assert "none of the 2 cases" in summary(FullModels().evaluate(full((0.9, 0.5), (0.9, 0.6)), tasks=["qqp"]), synthetic=True)
 
 

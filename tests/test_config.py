@@ -154,7 +154,7 @@ def test_a_params_file_extends_its_base(tmp_path):
 
 
 def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
-    """sections.sparsities narrows a section's default build to its claims' sparsities (the toy's
+    """sections.judged_only narrows a page's default build to its claims' sparsities (the toy's
     CPU budget); `full` (make book-full) gives the preset's, and the sweep plans the others only then."""
     from srnets_lib.book import sections
 
@@ -176,23 +176,31 @@ def test_each_section_computes_by_default_the_sparsities_its_claims_judge():
     assert [j.sparsity for j in jobs if j.seed == 1] == [0.5, 0.7]
 
 
-def test_a_sections_sparsity_outside_the_preset_is_refused(tmp_path):
+def test_the_judged_sparsities_are_the_claims_own_and_only_narrow_the_preset(tmp_path):
+    """A page's claims are the one place its judged sparsities are written: judged_only keeps the
+    preset's that they judge, or the whole preset where they judge none of it (its verdicts then say
+    so); the old per-page list is refused as an unknown key."""
+    from srnets_lib.book import sections
+
     derived = tmp_path / "derived.yaml"
+    for preset, expected in (("[0.5, 0.9]", [0.5]), ("[0.9]", [0.9])):
+        derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\npreset: {{sparsities: {preset}}}\n")
+        assert sections.get("sec4_4").judged == (0.2, 0.5)
+        assert sections.get("sec4_4").sparsities(params.load(derived)) == expected
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
-                       "sections: {sparsities: {sec4_2: [0.5, 0.6]}}\n")
-    with pytest.raises(params.ParamsError, match=r"(?s)derived.yaml.*sections.sparsities.sec4_2: \[0.6\] not in "
-                                                 r"preset.sparsities"):
+                       "sections: {sparsities: {sec4_2: [0.5]}}\n")
+    with pytest.raises(params.ParamsError, match=r"(?s)derived.yaml.*unknown key 'sections.sparsities'"):
         params.load(derived)
 
 
 def test_a_section_can_run_on_its_own_seeds(tmp_path):
-    """sections.seeds narrows a section's seeds (the toy's compute budget): the recipes, the
+    """sections.<page>.seeds narrows a page's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""
     from srnets_lib.book import banner as report, sections
 
     derived = tmp_path / "derived.yaml"
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
-                       "sections: {seeds: {sec4_4: [2], sec4_2: null}}\n")
+                       "sections: {sec4_4: {seeds: [2]}, sec4_2: {seeds: null}}\n")
     p = params.load(derived)
     assert sections.get("sec4_4").seeds(p) == [2] and sections.get("sec4_2").seeds(p) == p.preset.seeds == [1, 2]
     assert {point.seed for point in sections.points("sec4_4", p)} == {2}
@@ -206,7 +214,7 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     assert report.scope(p, p.preset.tasks, p.preset.seeds) == ""
     assert report.scope(toy, toy.tamt.tasks, toy.tamt.mask_seeds, "tamt_transfer") == ""  # Part II: its own block
     assert "seed 2 (the default's: 1)" in report.scope(toy, toy.tamt.tasks, [2], "tamt_transfer")
-    derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{seeds: {{sec9: [1]}}}}\n")
+    derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{sec9: {{seeds: [1]}}}}\n")
     with pytest.raises(params.ParamsError, match="sec9"):
         params.load(derived)
 
@@ -223,14 +231,14 @@ def test_a_selector_value_that_never_matches_is_refused(tmp_path, when, message)
 
 def test_command_line_tasks_and_seeds_win_over_the_files_per_section_choices():
     """--set tasks=[paraphrase] seeds=[2] applies to every Part I section, also those the toy's
-    sections block narrows (other_tasks: [nli]; sections.seeds: sec4_3 [1])."""
+    sections block narrows (sections.tasks: [nli]; sections.sec4_3.seeds: [1])."""
     from srnets_lib.book import sections
 
     p = params.load("params/toy.yaml", ["tasks=[paraphrase]", "seeds=[2]", "sparsities=[0.5]"])
     for name in ("sec4_2", "sec4_3", "sec5_2"):
         points = sections.points(name, p)
         assert {pt.task for pt in points if not pt.reference} == {"paraphrase"} and {pt.seed for pt in points} == {2}
-    chosen = params.load("params/toy.yaml", ["sec4_2_tasks=[nli]", "tasks=[paraphrase]"])
+    chosen = params.load("params/toy.yaml", ["sections.sec4_2.tasks=[nli]", "tasks=[paraphrase]"])
     assert sections.get("sec4_2").tasks(chosen) == ["nli"]
 
 

@@ -130,7 +130,7 @@ def test_timing_and_gradual_sections_as_scripts(R):
     assert [p.config.init_step for p in points] == [None, 5000, 10000, 15000, 20000, None]
     assert {p.config.sparsity for p in points} == {0.9}  # appendix figure 3's caption (the scripts: 0.7)
     assert points[-1].config == R.prune_ft("factcheck", "mask", "poe", 0.9, 1)  # "ft to end" = 4.2's run
-    scripts = Recipes(R.p.model_copy(update={"sections": R.p.sections.model_copy(update={"sec5_1_sparsity": 0.7})}))
+    scripts = Recipes(R.p.model_copy(update={"sections": R.p.sections.model_copy(update={"sec5_1": R.p.sections.sec5_1.model_copy(update={"sparsity": 0.7})})}))
     assert {p.config.sparsity for p in sections.points("sec5_1", scripts.p, tasks=["factcheck"], seeds=[1])} == {0.7}
     # QQP's mask_on_checkpoints scripts misspell --best_metric and --global_grad_clip: as they ran,
     # accuracy and global clipping; the "ft to end" run is 4.2's (plm_std_ft/poe/qqp/0.7.sh: F1, per parameter)
@@ -191,4 +191,4 @@ def test_each_part_plans_alone_and_a_page_asks_of_each_run_what_the_whole_book_a
     # the 4.2 page alone keeps the std model's weights after 5.1's steps and scores IMP's levels for 4.3 too
     alone, _ = graph(["book/sec4_2.ipynb"], toy)
     assert {n.request.keep_steps for n in alone if n.config.method == "finetune" and n.config.loss == "std"} == {
-        tuple(toy.sections.sec5_1_steps)}
+        tuple(toy.sections.sec5_1.steps)}

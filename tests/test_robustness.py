@@ -15,7 +15,7 @@ def test_settings_change_one_field_at_a_time():
 
 
 def test_each_setting_is_computed_on_its_own_data_and_judged_on_its_own_runs(store, tiny_params):
-    nli = ["--set", "sec4_2_tasks=[nli]"]
+    nli = ["--set", "sections.sec4_2.tasks=[nli]"]
     assert main(["robustness", "--params", str(tiny_params), "--pages", "sec4_2", "--data-seeds", "3",
                  "--strengths", "--executor", "local", *nli]) == 0
     for overrides, seed in (([], 0), (["data.data_seed=3"], 3)):
@@ -33,19 +33,16 @@ def test_each_setting_is_computed_on_its_own_data_and_judged_on_its_own_runs(sto
     assert {r["setting"] for r in rows if r["holds"] is None} == {"data_seed=4"}
 
 
-def test_the_scorecard_shows_the_table_or_how_to_make_it(store, monkeypatch):
+def test_the_scorecard_shows_the_table_or_how_to_make_it(store):
     from srnets_lib.book import scorecard
 
-    shown = []
-    monkeypatch.setattr(scorecard, "display", lambda obj: shown.append(obj.data))
     card = scorecard.Scorecard(params_lib.load("params/toy.yaml"))  # on an empty store
-    card.robustness()
-    assert "make robustness PARAMS=params/toy.yaml" in shown.pop()
+    assert "make robustness PARAMS=params/toy.yaml" in card.robustness().text
     rows = [{"setting": s, "page": "sec4_2", "claim": "poe-improves-ood", "task": "nli", "holds": h, "verdicts": 1,
              "held": int(h), "margin": m} for s, h, m in (("default", True, 0.03), ("data_seed=1", False, -0.01))]
     file = robustness.path(card.params)
     file.parent.mkdir(parents=True)
     file.write_text(json.dumps({"judged": "2026-01-01T00:00:00", "rows": rows}))
-    card.robustness()
-    text = "".join(shown)
-    assert "1 of 2 cells hold (50%) over 2 settings" in text and "judged 2026-01-01T00:00:00" in text and "yes (+3.0)" in text and "no (-1.0)" in text
+    text = card.robustness().text
+    assert "1 of 2 cells hold (50%) over 2 settings" in text and "judged 2026-01-01T00:00:00" in text
+    assert "yes (+3.0 points)" in text and "no (-1.0 points)" in text

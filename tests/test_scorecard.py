@@ -18,7 +18,7 @@ def test_every_claim_a_page_judges_has_one_entry_of_the_paper_numbers(store):
     card = scorecard.build("params/toy.yaml")
     entries = [(e["page"], e["claim"]) for e in paper_numbers.load()["claims"]]
     assert len(set(entries)) == len(entries)
-    per_page = {"appc5": len(toy.sections.appc5_backbones)}
+    per_page = {"appc5": len(toy.sections.appc5.backbones)}
     rows = sorted(e for e in entries for _ in range(per_page.get(e[0], 1)))
     assert sorted(zip(card.frame.page, card.frame.claim_id)) == rows
     assert set(card.frame.verdict) <= {"not measurable", "not built (opt-in page: make book-full)"}
@@ -40,7 +40,7 @@ def test_a_row_reads_the_store_and_the_papers_table(store, tiny_params):
     # nli is judged from the store; paraphrase and factcheck have no runs
     assert row.confirmed == f"{int(holds)} of 3" and row.verdict == ("partly confirmed" if holds else "not confirmed")
     assert row.measured.startswith(f"nli: std full model ID {pct(std_id)} vs OOD {pct(std_ood)}")
-    assert row.margin == f"{100 * (std_id - std_ood - 0.05):+.1f} (1 seed)"
+    assert row.margin == f"{100 * (std_id - std_ood - 0.05):+.1f} points (1 seed)"
     assert row.paper == "figure only (figures 2 and 3, the full BERT lines)"
     c5 = card.frame[(card.frame.page == "appc5") & (card.frame.claim_id == "bias-exploited")].iloc[0]
     assert c5.paper.startswith("RoBERTa-base, full model, std: MNLI 87.14, HANS 68.33; BERT-large, full model, std:")

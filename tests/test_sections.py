@@ -122,7 +122,7 @@ def test_requests_follow_what_a_point_reads():
     """The std full models keep section 5.1's steps (not in C.5); 5.1's runs score OOD throughout."""
     toy = params.load("params/toy.yaml")
     std = [p for p in sections.points("sec4_2", toy) if p.series == "full bert (std)"]
-    assert all(p.request.keep_steps == tuple(toy.sections.sec5_1_steps) for p in std)
+    assert all(p.request.keep_steps == tuple(toy.sections.sec5_1.steps) for p in std)
     assert all(p.request is None for p in sections.points("appc5", toy))
     assert all(p.request.ood_every for p in sections.points("sec5_1", toy))
 
@@ -167,11 +167,11 @@ def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, mon
 
 
 def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_params, monkeypatch):
-    """The default build computes a page at sections.sparsities; the preset's other sparsities
+    """The default build computes a page at the sparsities its claims judge (sections.judged_only);
+    the preset's other sparsities
     are drawn when their runs are in the store (make book-full), and said to be opt-in when not."""
     derived = tiny_params.parent / "derived.yaml"
-    derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n"
-                       "sections: {sparsities: {sec4_4: [0.5]}}\n")
+    derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n")
     page = pages.load("sec4_4", params_file=str(derived), seeds="[1]", compute=True)
     subnetworks = page.frame[~page.frame.reference.astype(bool)]
     assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing

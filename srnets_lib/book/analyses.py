@@ -6,40 +6,39 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from IPython.display import Markdown, display
 
 from srnets_lib.book import mask_structure as structure
 from srnets_lib.model import backbones as models
 from srnets_lib.book import plots
+from srnets_lib.book.shown import Shown
 from srnets_lib.data import optimum, synthetic
 from srnets_lib.book.sections import gather
 
-def mask_structure(page, sparsity: float | None, against: str) -> None:
+
+def mask_structure(page, sparsity: float | None, against: str) -> Shown:
     """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
     page's highest), and its masks' Jaccard similarity to `against`'s."""
     sparsity = max(page.sparsities) if sparsity is None else sparsity
     shown = [p for p in page.points if p.task in page.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
     found = gather.masks(shown, sparsity)
     if not found:
-        display(Markdown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*"))
-        return
+        return Shown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*")
     df = structure.frame(found, models.num_heads(shown[0].config.backbone), against)
-    _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
+    return _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
           f"No stored mask at sparsity {sparsity:g} for: {{}} (IMP runs computed before every level's mask "
           "was kept have only their last level's).")
 
 
-def subsets(page, series: tuple, sparsity: float = 0.7) -> None:
+def subsets(page, series: tuple, sparsity: float = 0.7) -> Shown:
     """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
     and `series` at `sparsity`."""
     shown = page.section.subset_points(page, series, sparsity)
     df = gather.subsets(shown)
     if df.empty:
-        display(Markdown("*No finished run of this figure stored its predictions.*"))
-        return
+        return Shown("*No finished run of this figure stored its predictions.*")
     title = (f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
              if any(not p.reference for p in shown) else "OOD accuracy per subset: the full models")
-    _show(plots.subset_figure(df, title, page.synthetic), shown, df,
+    return _show(plots.subset_figure(df, title, page.synthetic), shown, df,
           "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
@@ -48,7 +47,7 @@ OPTIMUM_OF = {"std": "", "reweight": ", reweighted (appendix eq. 3)", "poe": ", 
               "confreg": ", confreg, its teacher the std optimum (appendix eq. 4)"}
 
 
-def training_optimum(page) -> pd.DataFrame | None:
+def training_optimum(page) -> pd.DataFrame | Shown:
     """Synthetic data only: per task and training distribution of the page's points (the ID data;
     with section 4.5's OOD training data mixed in) and loss (std; example reweighting; PoE, whose
     main model is what remains; confreg, its teacher the std optimum), exactly
@@ -74,15 +73,12 @@ def training_optimum(page) -> pd.DataFrame | None:
             "rule follower's ID": f"{100 * exact['id_rule']:.1f}",
             "its share": f"{100 * exact['id_rule'] / exact['id_cue']:.1f}%"}
     if not rows:
-        display(Markdown("*Only the synthetic tasks have an exact optimum.*"))
-        return None
+        return Shown("*Only the synthetic tasks have an exact optimum.*")
     return pd.DataFrame(rows.values(), index=pd.MultiIndex.from_tuples(rows, names=["task", "data, as the loss sees them"]))
 
 
-def _show(fig, shown: list, df, lacking: str) -> None:
+def _show(fig, shown: list, df, lacking: str) -> Shown:
     """The figure, then which of the shown series it lacks (`lacking` names them at {})."""
-    display(fig)
     plt.close(fig)
     missing = sorted({p.series for p in shown} - set(df.series))
-    if missing:
-        display(Markdown(lacking.format(", ".join(missing))))
+    return Shown(fig, lacking.format(", ".join(missing)) if missing else None)

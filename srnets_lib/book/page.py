@@ -1,7 +1,7 @@
 """A book page's setup in one call: `sec = page.load("sec4_2", ...)` loads the params file,
 says what the numbers are, builds the section's points, computes the runs the store lacks (unless
 told not to) and gathers the results; the notebook's cells then show `sec`'s figure, tables and
-verdicts."""
+verdicts, each cell showing what a method of `sec` returns (book/shown.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import yaml
-from IPython.display import Markdown, display
 
 from srnets_lib.book import analyses as analysis, paper_numbers, plots, banner as report, sections
 from srnets_lib import paths
@@ -24,6 +23,7 @@ from srnets_lib.book.sections import gather
 from srnets_lib.book.sections import verdict
 from srnets_lib.book.sections.verdict import Verdict, render
 from srnets_lib.book import runs as book_runs
+from srnets_lib.book.shown import Shown
 
 DEFAULT_PARAMS = "params/toy.yaml"
 
@@ -40,14 +40,9 @@ def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, com
     if seeds is not None and not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
         raise ValueError(f"parameter seeds={seeds!r}: expected seed numbers >= 0, e.g. -p seeds \"[1, 2]\"")
     tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), seeds, sparsities)
-    display(Markdown(report.banner(params) + report.scope(params, tasks, seeds, name)))
     page = Page(sections.get(name), params, tasks, seeds, sparsities, opt_in=sparsity is None)
-    failed = page.compute() if _computing(compute) else []
+    page.failed = failed = page.compute() if _computing(compute) else []
     page.gather()
-    if page.missing:
-        display(Markdown(page.missing_note(failed)))
-    if page.opt_in_missing:
-        display(Markdown(page.opt_in_note()))
     if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
         raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
     return page
@@ -147,6 +142,7 @@ class Page:
         self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
         self.missing: list[sections.Point] = []
         self.opt_in_missing: list[sections.Point] = []
+        self.failed: list = []  # the outcomes of its runs that failed when it computed them
 
     def compute(self) -> list:
         """Run the points the store lacks, here; the failed runs' outcomes."""
@@ -169,7 +165,7 @@ class Page:
 
         plural = "ies" if len(self.sparsities) > 1 else "y"
         return (f"The default build computes this page at sparsit{plural} {listed(self.sparsities)}, where its claims "
-                f"are judged (`sections.sparsities` in `{report.shown_path(self.params.source)}`: the CPU budget). "
+                f"are judged (`sections.judged_only` in `{report.shown_path(self.params.source)}`: the CPU budget). "
                 f"The curves' points at {listed(sorted({p.x for p in self.opt_in}))} are opt-in: "
                 f"{len(self.opt_in_missing)} of {len(self.opt_in)} are not in the run store; `make book-full` "
                 "computes them, and this page then draws them.")
@@ -185,19 +181,17 @@ class Page:
         reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
         return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
 
-    def reproduce(self) -> None:
+    def reproduce(self) -> Shown:
         """The commands that reproduce this page: one point, every run it shows, at paper scale."""
-        display(Markdown(reproduce_text(self.section.name, self.params, self.sparsities, self.seeds)))
+        return Shown(reproduce_text(self.section.name, self.params, self.sparsities, self.seeds))
 
-    def figure(self) -> None:
-        """The section's figure(s), drawn from the finished points."""
+    def figure(self) -> Shown:
+        """The section's figure(s), drawn from the finished points, each with its caption."""
         figures = self.section.figure(self) if not self.frame.empty else []
-        if not figures:
-            display(Markdown("*No finished runs to draw.*"))
         for fig in figures:
-            display(fig)
-            display(Markdown(self.caption(fig)))
             plt.close(fig)
+        return Shown(*[part for fig in figures for part in (fig, self.caption(fig))]) if figures else Shown(
+            "*No finished runs to draw.*")
 
     def caption(self, fig) -> str:
         """What a figure is: the paper's figure it redraws and what this build put in it."""
@@ -207,16 +201,16 @@ class Page:
         return (f"*{title}.* Redraws the paper's {self.section.reproduces} from {data}: {', '.join(self.tasks)}, "
                 f"{seeds}; each value is a mean over seeds (with a ± std band or bar where there are several).")
 
-    def table(self):
+    def table(self) -> Shown:
         """The section's table: mean ± std over seeds (x100)."""
         if self.frame.empty:
-            return Markdown("*No finished runs to tabulate.*")
-        return plots.folded(self.section.table(self), "The values (mean ± std over seeds, x100)")
+            return Shown("*No finished runs to tabulate.*")
+        return Shown(plots.folded(self.section.table(self), "The values (mean ± std over seeds, x100)"))
 
-    def references_table(self):
+    def references_table(self) -> Shown:
         """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""
-        return (plots.folded(plots.table(self.references, index=("task", "series")), "The full models")
-                if not self.references.empty else Markdown("*No finished full models.*"))
+        return Shown(plots.folded(plots.table(self.references, index=("task", "series")), "The full models")
+                     if not self.references.empty else "*No finished full models.*")
 
     def paper_table(self) -> pd.DataFrame:
         """The paper's numbers for this section (paper_numbers.yaml), for the page's tasks."""
@@ -226,15 +220,15 @@ class Page:
         """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
         return gather.curves([p for p in self.points if p.task in self.tasks])
 
-    def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> None:
+    def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> Shown:
         """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure),
         each compared with `against` (None: the section's structure_against)."""
-        analysis.mask_structure(self, sparsity, against or self.section.structure_against)
+        return analysis.mask_structure(self, sparsity, against or self.section.structure_against)
 
-    def subsets(self, sparsity: float = 0.7, series: tuple | None = None) -> None:
+    def subsets(self, sparsity: float = 0.7, series: tuple | None = None) -> Shown:
         """Beyond the paper: each task's OOD score per subset (analysis.subsets) for `series`
         (None: the section's subset_series)."""
-        analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
+        return analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
 
     def training_optimum(self):
         """The Bayes-optimal model of each training distribution of the page (synthetic data)."""
@@ -245,17 +239,21 @@ class Page:
         tasks, per group of points (C.5: per backbone)."""
         return self._on_references() + self._on_tasks()
 
-    def summary(self) -> None:
-        """The page's opening sentences: its verdicts in brief, numbers from the run store."""
-        display(Markdown(verdict.summary(self.evaluate(), self.synthetic)))
+    def summary(self) -> Shown:
+        """The page's opening: what its numbers are (the banner; its tasks and seeds where not the
+        preset's), the points the store lacks, and its verdicts in brief, numbers from the run store."""
+        return Shown(report.banner(self.params) + report.scope(self.params, self.tasks, self.seeds, self.section.name),
+                     self.missing_note(self.failed) if self.missing else None,
+                     self.opt_in_note() if self.opt_in_missing else None,
+                     verdict.summary(self.evaluate(), self.synthetic))
 
-    def verdicts(self) -> None:
+    def verdicts(self) -> Shown:
         """The section's claims judged on the page's tasks, as markdown."""
-        display(Markdown(render(self._on_tasks())))
+        return Shown(render(self._on_tasks()))
 
-    def reference_verdicts(self) -> None:
+    def reference_verdicts(self) -> Shown:
         """The claims on the full models (section 4.2), as markdown."""
-        display(Markdown(render(self._on_references())))
+        return Shown(render(self._on_references()))
 
     def _on_tasks(self) -> list[Verdict]:
         return self.section.judge(self)

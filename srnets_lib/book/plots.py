@@ -7,6 +7,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from srnets_lib.book.shown import Html
+
 METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1", "f1": "F1 (duplicate)"}
 
 
@@ -103,9 +105,7 @@ def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
     `longer_than` rows inside a collapsed <details> block that says what it holds."""
     if not isinstance(df, pd.DataFrame) or len(df) <= longer_than:
         return df
-    from IPython.display import HTML
-
-    return HTML(f"<details><summary>{what}: {len(df)} rows (click to open)</summary>{df.to_html()}</details>")
+    return Html(f"<details><summary>{what}: {len(df)} rows (click to open)</summary>{df.to_html()}</details>")
 
 
 def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):

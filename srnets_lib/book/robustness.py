@@ -22,7 +22,7 @@ import pandas as pd
 from srnets_lib import paths
 from srnets_lib.book import runs
 from srnets_lib.book.page import gathered
-from srnets_lib.book.sections.verdict import outcome
+from srnets_lib.book.sections.verdict import STATEMENTS, outcome, shown
 from srnets_lib.settings import params as params_lib
 from srnets_lib.sweeps import sweep
 from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs
@@ -80,16 +80,18 @@ def summary(df: pd.DataFrame) -> str:
 
 
 def pivot(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (page, claim, task), one column per setting: 'yes' or 'no' and the margin in points."""
+    """One row per (page, claim, task), one column per setting: 'yes' or 'no' and the margin in its
+    claim's unit."""
     def mark(row):
         if row.holds is None or pd.isna(row.holds):
             return "n/a"
-        margin = "" if row.margin is None or pd.isna(row.margin) else f" ({100 * row.margin:+.1f})"
+        unit = STATEMENTS[row.claim].unit
+        margin = "" if row.margin is None or pd.isna(row.margin) else f" ({shown(row.margin, unit)})"
         return ("yes" if row.holds else "no") + margin
 
-    shown = df.assign(cell=df.apply(mark, axis=1))
+    marked = df.assign(cell=df.apply(mark, axis=1))
     order = list(dict.fromkeys(df.setting))
-    table = shown.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
+    table = marked.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
                               aggfunc="first", sort=False)[order]
     return table.rename_axis(columns=None)
 

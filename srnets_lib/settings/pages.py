@@ -1,12 +1,14 @@
 """The book pages' settings in a params file (its `sections` and `tamt` blocks): what a page
-shows beyond its runs' hyper-parameters (its tasks, seeds and sparsities where not the preset's,
-section 5.1's steps, Part II's objectives, masks and transfer tasks). Defaults: the authors'."""
+shows beyond its runs' hyper-parameters: its tasks and seeds where not the preset's, the settings
+of a page that has its own (section 5.1's steps, 5.2's epochs, C.5's backbones), Part II's
+objectives, masks and transfer tasks. Defaults: the authors'. Each page reads them itself
+(book/sections/: Section.tasks, seeds, sparsities)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, create_model, field_validator
 
 from srnets_lib.settings.config import PRETRAINING_LOSSES, Task, TransferTask
 from srnets_lib.settings.reading import Block
@@ -19,46 +21,74 @@ Section = Literal[SECTIONS]
 RUNLESS_PAGES = ("scorecard",)
 
 
-class Sections(Block):
-    """Settings a single notebook needs beyond the run hyper-parameters (defaults: the authors')."""
+class Page(Block):
+    """What any page may choose for itself: its tasks and seeds where not its part's (None)."""
 
-    sec4_2_tasks: Optional[list[Task]] = None  # default: preset.tasks
-    other_tasks: Optional[list[Task]] = None  # tasks of the other sections; default preset.tasks
-    seeds: dict[Section, Optional[list[int]]] = {}  # a section's seeds where not the preset's (None: the preset's)
-    # a section's sparsities in the default build where fewer than the preset's (the CPU budget): those
-    # its claims judge. The preset's others are opt-in: `make book-full` computes them, and the page
-    # draws them once they are in the store
-    sparsities: dict[Section, list[float]] = {}
-    imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run per setting prunes to it, yielding every level
-    # 5.1: mask training from the 4.2 std fine-tuning run's weights after these absolute steps
-    # (the authors' mask_on_checkpoints scripts), at this sparsity: one for every task, or per task
-    # (figure 7 and appendix figure 3: 70%, 90% for FEVER; the scripts use 0.7 for every task)
-    sec5_1_steps: list[int] = [5000, 10000, 15000, 20000]
-    sec5_1_sparsity: Union[Annotated[float, Field(gt=0, lt=1)], dict[Task, Annotated[float, Field(gt=0, lt=1)]]] = 0.7
+    tasks: Optional[list[Task]] = None
+    seeds: Optional[list[Annotated[int, Field(ge=0)]]] = None
 
-    def sec5_1_sparsity_of(self, task: str) -> float:
-        s = self.sec5_1_sparsity
-        if not isinstance(s, dict):
-            return s
-        if task not in s:
-            raise ValueError(f"sections.sec5_1_sparsity gives no sparsity for task {task}: add it, or give one number")
-        return s[task]
-    # 5.2: figure 8 compares fixed and gradual 0.7 -> 0.9 at these mask-training epochs per task (table 5's
-    # caption, then the gradual scripts'); table 5 compares init and schedule variants at its caption's
-    sec5_2_epochs: dict[Task, list[float]] = {"nli": [3, 5], "paraphrase": [5, 7], "factcheck": [5, 7]}
-    table5_epochs: dict[Task, float] = {"nli": 3, "paraphrase": 5, "factcheck": 5}
-    table5_inits: list[float] = [0.2, 0.5, 0.7]  # gradual s_init -> 0.9
-    # table 6: each entry names a backbone and the run fields that select it
-    appc5_backbones: list[dict[str, Any]] = [{"name": "RoBERTa-base", "backbone": "roberta-base"},
-                                             {"name": "BERT-large", "backbone": "bert-large-uncased"}]
-    appc5_tasks: list[Task] = ["nli"]  # table 6 is NLI only
 
-    @field_validator("sec5_1_steps")
+class WhenToStart(Page):
+    """Section 5.1: mask training from the 4.2 std fine-tuning run's weights after these absolute
+    steps (the authors' mask_on_checkpoints scripts), at this sparsity: one for every task, or per
+    task (figure 7 and appendix figure 3: 70%, 90% for FEVER; the scripts use 0.7 for every task)."""
+
+    steps: list[int] = [5000, 10000, 15000, 20000]
+    sparsity: Union[Annotated[float, Field(gt=0, lt=1)], dict[Task, Annotated[float, Field(gt=0, lt=1)]]] = 0.7
+
+    @field_validator("steps")
     @classmethod
     def _positive(cls, steps):
         if any(s <= 0 for s in steps) or steps != sorted(set(steps)):
-            raise ValueError(f"sec5_1_steps must be increasing positive step counts, got {steps}")
+            raise ValueError(f"steps must be increasing positive step counts, got {steps}")
         return steps
+
+    def sparsity_of(self, task: str) -> float:
+        if not isinstance(self.sparsity, dict):
+            return self.sparsity
+        if task not in self.sparsity:
+            raise ValueError(f"sections.sec5_1.sparsity gives no sparsity for task {task}: add it, or give one number")
+        return self.sparsity[task]
+
+
+class GradualSparsity(Page):
+    """Section 5.2: figure 8 compares fixed and gradual 0.7 -> 0.9 at these mask-training epochs per
+    task (table 5's caption, then the gradual scripts'); table 5 compares init and schedule variants
+    at its caption's epochs, from these initial sparsities (gradual s_init -> 0.9)."""
+
+    epochs: dict[Task, list[float]] = {"nli": [3, 5], "paraphrase": [5, 7], "factcheck": [5, 7]}
+    table5_epochs: dict[Task, float] = {"nli": 3, "paraphrase": 5, "factcheck": 5}
+    table5_inits: list[float] = [0.2, 0.5, 0.7]
+
+
+class OtherBackbones(Page):
+    """Appendix C.5 (table 6, NLI only): each entry names a backbone and the run fields that select it."""
+
+    tasks: Optional[list[Task]] = ["nli"]
+    backbones: list[dict[str, Any]] = [{"name": "RoBERTa-base", "backbone": "roberta-base"},
+                                       {"name": "BERT-large", "backbone": "bert-large-uncased"}]
+
+
+# the pages with settings of their own; every other page takes Page's
+PAGE_SETTINGS: dict[str, type[Page]] = {"sec5_1": WhenToStart, "sec5_2": GradualSparsity, "appc5": OtherBackbones}
+
+
+class Pages(Block):
+    """What Part I's pages share (the params file's `sections` block) and, under each page's name,
+    its own settings (PAGE_SETTINGS)."""
+
+    tasks: Optional[list[Task]] = None  # Part I's pages' tasks (4.2 and C.5 choose their own); None: the preset's
+    # compute each Part I page at the sparsities its claims judge (the CPU budget); the preset's others
+    # are opt-in: `make book-full` computes them, and the pages draw them once they are in the store
+    judged_only: bool = False
+    imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run per setting prunes to it, yielding every level
+
+    def page(self, name: str) -> Page:
+        return getattr(self, name)
+
+
+Sections = create_model("Sections", __base__=Pages, __doc__=Pages.__doc__,
+                        **{name: (PAGE_SETTINGS.get(name, Page), PAGE_SETTINGS.get(name, Page)()) for name in SECTIONS})
 
 
 class OtherBackbone(Block):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from srnets_lib import methods, paths
 from srnets_lib.settings.config import LOSSES, PRETRAINING_LOSSES, AnyTask, RunConfig, Task, stage_of
@@ -134,14 +134,6 @@ class Params(Block):
         except ValidationError as err:
             raise ParamsError(f"{self.source}: invalid run config for {facts}:\n{explain(err, self._given)}") from None
 
-    @model_validator(mode="after")
-    def _section_sparsities_in_preset(self):
-        for section, chosen in self.sections.sparsities.items():
-            outside = [s for s in chosen if not any(abs(s - p) < 1e-9 for p in self.preset.sparsities)]
-            if outside:
-                raise ValueError(f"sections.sparsities.{section}: {outside} not in preset.sparsities "
-                                 f"{self.preset.sparsities} (a section's default sparsities are a subset of them)")
-        return self
 
 
 
@@ -179,15 +171,18 @@ def load(path: str | Path, overrides: list[str] | dict[str, Any] | None = None) 
 
 
 def _drop_section_choices(raw: dict, head: str) -> None:
-    """A command-line `tasks=`, `seeds=` or `sparsities=` applies to every Part I section: the
-    file's per-section choices (sections.sec4_2_tasks and other_tasks, sections.seeds,
-    sections.sparsities) give way to it."""
+    """A command-line `tasks=`, `seeds=` or `sparsities=` applies to every Part I page: the file's
+    per-page choices (sections.tasks and each page's tasks or seeds, sections.judged_only) give
+    way to it."""
     sections = raw.get("sections") or {}
+    if head == "sparsities":
+        sections.pop("judged_only", None)
+    if head not in ("tasks", "seeds"):
+        return
     if head == "tasks":
-        sections.pop("sec4_2_tasks", None)
-        sections.pop("other_tasks", None)
-    if head in ("seeds", "sparsities"):
-        sections.pop(head, None)
+        sections.pop("tasks", None)
+    for page in (v for v in sections.values() if isinstance(v, dict)):
+        page.pop(head, None)
 
 
 def write_resolved(params: Params, path: str | Path) -> str:

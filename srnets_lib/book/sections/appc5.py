@@ -1,4 +1,4 @@
-"""Appendix C.5 (appendix table 6): other backbones (the params file's sections.appc5_backbones;
+"""Appendix C.5 (appendix table 6): other backbones (the params file's sections.appc5.backbones;
 the paper: RoBERTa-base and BERT-large) on NLI: the std and PoE full models and mask training with
 PoE at 0.5, 0.7 and gradual 0.5 -> 0.7. The authors left no scripts for it: their BERT-base NLI
 settings are used."""
@@ -21,8 +21,8 @@ class OtherBackbones(Section):
     subset_series = ("full bert (std)", "full bert (poe)")
 
     def tasks(self, params) -> list[str]:
-        """sections.appc5_tasks (table 6 is NLI only)."""
-        return list(params.sections.appc5_tasks)
+        """sections.appc5.tasks (table 6 is NLI only)."""
+        return list(params.sections.appc5.tasks or params.preset.tasks)
 
     def subset_points(self, page, series, sparsity):
         """The full models of each backbone beside those of the book's own backbone (section 4.2's):
@@ -34,7 +34,7 @@ class OtherBackbones(Section):
     def points(self, recipes, tasks, seeds, sparsities):
         """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""
         points = []
-        for choice in recipes.p.sections.appc5_backbones:
+        for choice in recipes.p.sections.appc5.backbones:
             forced = {**recipes.p.forced, **{k: v for k, v in choice.items() if k != "name"}}
             other = Recipes(recipes.p.model_copy(update={"forced": forced}))
             group = choice.get("name", choice["backbone"])

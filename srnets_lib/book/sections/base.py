@@ -31,7 +31,7 @@ class Section:
     """A paper section as its notebook (book/<name>.ipynb) shows it. Subclasses declare the
     class attributes and `subnetworks` (or `points`); `figure` and `table` draw the page's usual ones."""
 
-    name: str  # the notebook's stem and the key of the params file's sections.seeds
+    name: str  # the notebook's stem and the key of its settings in the params file's `sections`
     part: int = 1  # the book's part: 1, the SRNets paper; 2, TAMT (Liu et al., NAACL 2022)
     number: str  # the paper's numbering: "4.2", "C.5"
     title: str
@@ -50,18 +50,24 @@ class Section:
 
     # --- what the page shows unless asked for others (its params file's choices) -----------
     def tasks(self, params) -> list[str]:
-        """sections.other_tasks, else the preset's."""
-        return list(params.sections.other_tasks or params.preset.tasks)
+        """This page's tasks (sections.<page>.tasks), else Part I's (sections.tasks), else the preset's."""
+        return list(params.sections.page(self.name).tasks or params.sections.tasks or params.preset.tasks)
 
     def seeds(self, params) -> list[int]:
-        """sections.seeds of this page, else the preset's."""
-        return list(params.sections.seeds.get(self.name) or params.preset.seeds)
+        """This page's seeds (sections.<page>.seeds), else the preset's."""
+        return list(params.sections.page(self.name).seeds or params.preset.seeds)
+
+    @property
+    def judged(self) -> tuple[float, ...]:
+        """The sparsities the page's claims judge (each claim's `xs`)."""
+        return tuple(sorted({x for claim in self.claims for x in getattr(claim, "xs", ())}))
 
     def sparsities(self, params, full: bool = False) -> list[float]:
-        """The default build's (sections.sparsities of this page: those its claims judge), else, or
-        with `full`, the preset's."""
-        chosen = None if full else params.sections.sparsities.get(self.name)
-        return list(chosen or params.preset.sparsities)
+        """The preset's; with sections.judged_only, unless `full`, those of them its claims judge."""
+        preset = list(params.preset.sparsities)
+        if full or not params.sections.judged_only:
+            return preset
+        return [s for s in preset if any(abs(s - x) < 1e-9 for x in self.judged)] or preset
 
     def points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
         """For each task and seed: the full models, then the subnetworks."""
@@ -95,7 +101,7 @@ def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), ke
     """The full models A_L(f(theta_pt)); the std model keeps its weights after section 5.1's steps
     (`keep_steps`), so 5.1 starts from the same run as section 4.2."""
     params = recipes.p
-    keep = params.execution.request(keep_steps=tuple(params.sections.sec5_1_steps))
+    keep = params.execution.request(keep_steps=tuple(params.sections.sec5_1.steps))
     return [Point(f"full bert ({loss})", task, seed, 0.0, recipes.full(task, loss, seed), True,
                   request=keep if loss == "std" and keep_steps else None)
             for loss in losses]

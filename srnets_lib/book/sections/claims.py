@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dataclasses import replace
-
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, with_seed_margins
 
 LEARNED = 0.8
 EXPLOITED = 0.05
@@ -39,16 +37,9 @@ class Claim:
         """Verdicts for `tasks` (default: the frame's) on the means over seeds, each with the same
         rule's margin on every seed alone; a task without rows is not measurable."""
         tasks = list(dict.fromkeys(df.task)) if tasks is None else tasks
-        verdicts = [v for task in tasks for v in self.judge(df, task)]
         seeds = sorted(df.seed.dropna().unique()) if "seed" in df else []
-        if len(seeds) < 2:
-            return verdicts
-        alone: dict[tuple, list] = {}
-        for seed in seeds:
-            for v in (v for task in tasks for v in self.judge(df[df.seed == seed], task)):
-                alone.setdefault((v.claim, v.task, v.subject), []).append(v.margin)
-        return [replace(v, seed_margins=tuple(alone.get((v.claim, v.task, v.subject), ()))) if v.holds is not None
-                else v for v in verdicts]
+        return with_seed_margins([v for task in tasks for v in self.judge(df, task)],
+                                 [[v for task in tasks for v in self.judge(df[df.seed == s], task)] for s in seeds])
 
     def judge(self, df: pd.DataFrame, task: str) -> list[Verdict]:
         raise NotImplementedError
@@ -122,7 +113,7 @@ class SubnetworkVsFull(Claim):
             return m.unmeasurable(SRNET, subject, notes=notes)
         retained = sub_id / ref_id if ref_id else float("nan")
         gained = sub_ood - ref_ood
-        margin = min(retained - RETAINED, gained - GAIN)
+        margin = min(sub_id - RETAINED * ref_id, gained - GAIN)  # both in points of the score
         return m.verdict(SRNET, subject, retained >= RETAINED and gained > GAIN, margin, notes=notes,
                          values={"id": sub_id, "ood": sub_ood, "reference id": ref_id, "reference ood": ref_ood},
                          measured=f"ID {pct(sub_id)} ({100 * retained:.1f}% of {name}), OOD {pct(sub_ood)} "

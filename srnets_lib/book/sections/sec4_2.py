@@ -19,8 +19,9 @@ class FromFineTuned(Section):
     structure_against = "mask train (poe)"
 
     def tasks(self, params) -> list[str]:
-        """sections.sec4_2_tasks, else the preset's (figure 2 shows every task)."""
-        return list(params.sections.sec4_2_tasks or params.preset.tasks)
+        """sections.sec4_2.tasks, else the preset's (figure 2 shows every task, whatever
+        sections.tasks chooses for the other pages)."""
+        return list(params.sections.sec4_2.tasks or params.preset.tasks)
 
     def points(self, recipes, tasks, seeds, sparsities):
         """The pruned `tasks`, then the full models of every other preset task (the ID-OOD gap of

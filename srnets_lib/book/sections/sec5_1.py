@@ -70,14 +70,14 @@ class WhenToStart(Section):
         points = []
         curves = recipes.p.execution.request(ood_every=True)  # figure 7's curves read OOD at every evaluation
         for task in tasks:
-            s = recipes.p.sections.sec5_1_sparsity_of(task)
+            s = recipes.p.sections.sec5_1.sparsity_of(task)
             for seed in seeds:
                 end = methods.planned_schedule(recipes.full(task, "std", seed)).steps
                 points.append(Point("ft step=0", task, seed, 0, recipes.prune_pt(task, "mask", "poe", s, seed),
                                     request=curves))
-                for step in recipes.p.sections.sec5_1_steps:
+                for step in recipes.p.sections.sec5_1.steps:
                     if step >= end:
-                        raise ValueError(f"sections.sec5_1_steps: step {step} is not before the end of the std "
+                        raise ValueError(f"sections.sec5_1.steps: step {step} is not before the end of the std "
                                          f"fine-tuning run of {task} ({end} steps)")
                     points.append(Point(f"ft step={step}", task, seed, step, recipes.prune_ft(
                         task, "mask", "poe", s, seed, init_step=step), request=curves))

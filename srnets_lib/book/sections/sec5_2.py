@@ -19,7 +19,7 @@ GRADUAL_BEATS_FIXED = Statement("gradual-beats-fixed", "'gradual beats fixed'",
 
 class GradualVsFixed(Claim):
     """Gradual 0.7 -> 0.9 beats fixed 0.9 on ID and OOD at table 5's mask-training epochs per task
-    (`epochs`: sections.table5_epochs, where the paper prints both: appendix table 5), so the
+    (`epochs`: sections.sec5_2.table5_epochs, where the paper prints both: appendix table 5), so the
     scorecard sets like beside like; says so when the smaller difference is within the seeds' spread."""
 
     def __init__(self, epochs: dict, reference: str = STD):
@@ -58,9 +58,9 @@ class GradualSparsity(Section):
     full_models = ("std",)
 
     def subnetworks(self, recipes, task, seed, sparsities):
-        """Figure 8 at sections.sec5_2_epochs; table 5's variants at sections.table5_epochs (each
+        """Figure 8 at sections.sec5_2.epochs; table 5's variants at sections.sec5_2.table5_epochs (each
         run once where the two meet)."""
-        budgets, epochs = recipes.p.sections.sec5_2_epochs[task], recipes.p.sections.table5_epochs[task]
+        budgets, epochs = recipes.p.sections.sec5_2.epochs[task], recipes.p.sections.sec5_2.table5_epochs[task]
 
         def fixed(at, **fields):
             return recipes.prune_ft(task, "mask", "poe", FINAL, seed, epochs=at, **fields)
@@ -71,12 +71,12 @@ class GradualSparsity(Section):
                        Point(GRADUAL, task, seed, at, recipes.gradual(task, 0.7, FINAL, seed, at))]
         points.append(Point("fixed, soft init", task, seed, epochs, fixed(epochs, mask_init="soft")))
         points += [Point(f"gradual {start}->0.9", task, seed, epochs, recipes.gradual(task, start, FINAL, seed, epochs))
-                   for start in recipes.p.sections.table5_inits if start != 0.7 or epochs not in budgets]
+                   for start in recipes.p.sections.sec5_2.table5_inits if start != 0.7 or epochs not in budgets]
         return points + ([Point("fixed", task, seed, epochs, fixed(epochs))] if epochs not in budgets else [])
 
     def judge(self, page):
-        """The claim at table 5's epochs (sections.table5_epochs)."""
-        return page.judge((GradualVsFixed(page.params.sections.table5_epochs),), page.frame, page.tasks)
+        """The claim at table 5's epochs (sections.sec5_2.table5_epochs)."""
+        return page.judge((GradualVsFixed(page.params.sections.sec5_2.table5_epochs),), page.frame, page.tasks)
 
     def figure(self, page):
         """Figure 8: fixed and gradual 0.7 -> 0.9 against the mask-training epochs, with the std full model."""
@@ -87,8 +87,8 @@ class GradualSparsity(Section):
         return [plots.sparsity_figure(shown, self.figure_title, xlabel="mask-training epochs", synthetic=page.synthetic)]
 
     def table(self, page):
-        """Table 5's ablation: every variant at the caption's epochs (sections.table5_epochs)."""
-        df, epochs = page.frame, page.params.sections.table5_epochs
+        """Table 5's ablation: every variant at the caption's epochs (sections.sec5_2.table5_epochs)."""
+        df, epochs = page.frame, page.params.sections.sec5_2.table5_epochs
         at_caption = [bool(r) or x == epochs[t] for r, x, t in zip(df.reference, df.x, df.task)]
         return plots.table(df[at_caption], index=("task", "series"))
 

@@ -29,11 +29,12 @@ class TamtSection(Section):
 
     def tasks(self, params) -> list[str]:
         chosen = params.tamt.figure_tasks if self.figure_tasks else None
-        return list(chosen or params.tamt.tasks)
+        return list(params.sections.page(self.name).tasks or chosen or params.tamt.tasks)
 
     def seeds(self, params) -> list[int]:
-        """sections.seeds of this page, else tamt.mask_seeds (each mask fine-tuned with tamt.finetune_seeds)."""
-        return list(params.sections.seeds.get(self.name) or params.tamt.mask_seeds)
+        """This page's seeds (sections.<page>.seeds), else tamt.mask_seeds (each mask fine-tuned with
+        tamt.finetune_seeds)."""
+        return list(params.sections.page(self.name).seeds or params.tamt.mask_seeds)
 
     def sparsities(self, params, full: bool = False) -> list[float]:
         return list(params.tamt.sparsities)
@@ -85,6 +86,19 @@ def runs_behind(df: pd.DataFrame) -> pd.Series:
 def fewest(runs: pd.Series, keys) -> int:
     """The fewest runs behind the values at `keys` ((series, x) pairs): a verdict's seeds."""
     return int(min((runs.get(k, 0) for k in keys), default=0))
+
+
+def overall(df: pd.DataFrame) -> pd.Series:
+    """(series, x) -> the mean score over tasks (mean_over_tasks), empty for an empty frame."""
+    return mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
+
+
+def seed_margins(df: pd.DataFrame, margin_of) -> tuple:
+    """A Part II rule judged on each seed's runs alone (two or more seeds): `margin_of` takes a
+    frame and gives the rule's margin on it (None: not measurable). A transfer's seed is its
+    fine-tuning seed (its mask seeds averaged), a probe's its mask seed."""
+    seeds = sorted(set(df.seed)) if "seed" in df else []
+    return tuple(margin_of(df[df.seed == s]) for s in seeds) if len(seeds) > 1 else ()
 
 
 def scores_only(df: pd.DataFrame) -> pd.DataFrame:

@@ -9,14 +9,16 @@ import pandas as pd
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import FULL, SERIES, TamtSection, fewest, mean_over_tasks, runs_behind, score_figure, scores_only
+from srnets_lib.book.sections.tamt import (FULL, SERIES, TamtSection, fewest, overall, runs_behind, score_figure,
+                                           scores_only, seed_margins)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 from srnets_lib import methods
 
 OBJECTIVES = ("mlm", "kd")  # figures 6 and 7 show TAMT-MLM and TAMT-KD
 RANDOM = " (Rand_init)"
 FEWER = Statement("tamt-fewer-iterations", "'TAMT reaches IMP's best score with fewer iterations' (8.4x fewer)",
-                  "the fewest iterations at which TAMT's mean score >= IMP's best < the iterations of IMP's best")
+                  "the fewest iterations at which TAMT's mean score >= IMP's best < the iterations of IMP's best "
+                  "(margin: the share of IMP's iterations saved)", unit="share")
 OMP_INIT = Statement("tamt-omp-init", "'OMP initialisation beats random initialisation'",
                      "at the most iterations, mean score from the OMP mask > from a random mask + GAIN", {"GAIN": GAIN})
 
@@ -61,10 +63,9 @@ class Iterations(TamtSection):
         return plots.table(scores_only(page.frame), index=("task", "series", "x"))
 
     def judge(self, page) -> list[Verdict]:
-        empty = page.frame.empty
-        scores = mean_over_tasks(page.frame).set_index(["series", "x"]).score if not empty else pd.Series(dtype=float)
-        runs = runs_behind(page.frame) if not empty else pd.Series(dtype=int)
-        return [v for o in OBJECTIVES for v in (fewer_iterations(scores, SERIES[o], runs), omp_init(scores, SERIES[o], runs))]
+        runs = runs_behind(page.frame) if not page.frame.empty else pd.Series(dtype=int)
+        return [v for o in OBJECTIVES for v in (fewer_iterations(page.frame, SERIES[o], runs),
+                                                omp_init(page.frame, SERIES[o], runs))]
 
 
 def _series(scores: pd.Series, series: str) -> pd.Series:
@@ -74,39 +75,71 @@ def _series(scores: pd.Series, series: str) -> pd.Series:
     return scores.xs(series).dropna().sort_index()
 
 
-def fewer_iterations(scores: pd.Series, series: str, runs: pd.Series) -> Verdict:
-    """Section 4.2.3: TAMT reaches IMP's best mean score in fewer iterations (the paper: 8.4x)."""
+def _reached(df: pd.DataFrame, series: str):
+    """(IMP's iterations at its best mean score, that score, the fewest iterations at which `series`
+    reaches it (None: never), `series`' curve); None where either curve is missing."""
+    scores = overall(df)
     imp, tamt = _series(scores, "IMP"), _series(scores, series)
-    subject = f"mean over tasks, {series} vs IMP"
     if imp.empty or tamt.empty:
-        return Verdict(FEWER.id, FEWER.text, "all", subject, FEWER.rule, {}, None, reason="runs missing")
-    best_at, best = imp.idxmax(), imp.max()
-    reached = tamt[tamt >= best]
+        return None
+    reached = tamt[tamt >= imp.max()]
+    return imp.idxmax(), imp.max(), (reached.index.min() if not reached.empty else None), tamt
+
+
+def _saved(df: pd.DataFrame, series: str) -> float | None:
+    """The share of IMP's iterations `series` saves reaching IMP's best (FEWER's margin)."""
+    found = _reached(df, series)
+    return None if found is None or found[2] is None else float(1 - found[2] / found[0])
+
+
+def fewer_iterations(df: pd.DataFrame, series: str, runs: pd.Series) -> Verdict:
+    """Section 4.2.3: TAMT reaches IMP's best mean score in fewer iterations (the paper: 8.4x); the
+    margin is the share of IMP's iterations it saves."""
+    subject = f"mean over tasks, {series} vs IMP"
+    found = _reached(df, series)
+    if found is None:
+        return FEWER.unmeasurable("all", subject)
+    best_at, best, at, tamt = found
     measured = f"IMP's best {pct(best)} after {best_at:g} iterations"
-    if reached.empty:
-        return Verdict(FEWER.id, FEWER.text, "all", subject, FEWER.rule, {}, False, None, {"imp best": best},
-                       measured + f"; {series} never reaches it (its best {pct(tamt.max())})",
-                       seeds=fewest(runs, [("IMP", best_at), (series, tamt.idxmax())]))
-    at = reached.index.min()
-    return Verdict(FEWER.id, FEWER.text, "all", subject, FEWER.rule, {}, at < best_at, float(best_at / at),
-                   {"imp best": best, "imp iterations": best_at, "tamt iterations": at},
-                   measured + f"; {series} reaches it after {at:g} ({best_at / at:.1f}x fewer)",
-                   seeds=fewest(runs, [("IMP", best_at), (series, at)]))
+    if at is None:
+        return FEWER.judged("all", subject, False, None, values={"imp best": best},
+                            measured=measured + f"; {series} never reaches it (its best {pct(tamt.max())})",
+                            seeds=fewest(runs, [("IMP", best_at), (series, tamt.idxmax())]))
+    margin = _saved(df, series)
+    return FEWER.judged("all", subject, at < best_at, margin,
+                        values={"imp best": best, "imp iterations": best_at, "tamt iterations": at},
+                        measured=measured + f"; {series} reaches it after {at:g} ({best_at / at:.1f}x fewer)",
+                        seeds=fewest(runs, [("IMP", best_at), (series, at)]),
+                        seed_margins=seed_margins(df, lambda rows: _saved(rows, series)))
 
 
-def omp_init(scores: pd.Series, series: str, runs: pd.Series) -> Verdict:
-    """Section 4.2.4: from the OMP mask TAMT ends higher than from a random mask."""
+def _last(df: pd.DataFrame, series: str):
+    """(the most iterations both curves reach, OMP's score there, random's), or None."""
+    scores = overall(df)
     omp, rand = _series(scores, series), _series(scores, series + RANDOM)
-    subject = f"mean over tasks, {series}: OMP vs random mask initialisation"
     if omp.empty or rand.empty or omp.index.max() != rand.index.max():
-        return Verdict(OMP_INIT.id, OMP_INIT.text, "all", subject, OMP_INIT.rule, OMP_INIT.thresholds, None,
-                       reason="runs missing")
+        return None
     last = omp.index.max()
-    margin = float(omp[last] - rand[last] - GAIN)
-    return Verdict(OMP_INIT.id, OMP_INIT.text, "all", subject, OMP_INIT.rule, OMP_INIT.thresholds, margin > 0, margin,
-                   {"omp init": omp[last], "random init": rand[last]},
-                   f"after {last:g} iterations: from OMP {pct(omp[last])}, from random {pct(rand[last])}",
-                   seeds=fewest(runs, [(series, last), (series + RANDOM, last)]))
+    return last, float(omp[last]), float(rand[last])
+
+
+def omp_init(df: pd.DataFrame, series: str, runs: pd.Series) -> Verdict:
+    """Section 4.2.4: from the OMP mask TAMT ends higher than from a random mask."""
+    subject = f"mean over tasks, {series}: OMP vs random mask initialisation"
+    found = _last(df, series)
+    if found is None:
+        return OMP_INIT.unmeasurable("all", subject)
+    last, omp, rand = found
+
+    def margin_of(rows):
+        there = _last(rows, series)
+        return None if there is None else there[1] - there[2] - GAIN
+
+    margin = omp - rand - GAIN
+    return OMP_INIT.judged("all", subject, margin > 0, margin, values={"omp init": omp, "random init": rand},
+                           measured=f"after {last:g} iterations: from OMP {pct(omp)}, from random {pct(rand)}",
+                           seeds=fewest(runs, [(series, last), (series + RANDOM, last)]),
+                           seed_margins=seed_margins(df, margin_of))
 
 
 SECTION = Iterations()

@@ -13,35 +13,40 @@ from srnets_lib.store.runs import Run
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, SERIES, TamtSection, mean_over_tasks, runs_behind, subnetworks
 from srnets_lib.book.sections.tamt_transfer import SECTION as TRANSFER
-from srnets_lib.book.sections.verdict import Statement, Verdict
+from srnets_lib.book.sections.verdict import Statement, Verdict, with_seed_margins
 
 RANK = -0.5  # a "clear" rank correlation between loss and score: fixed before any result
 LOSSES = ("mlm_loss", "kd_loss")
 CORRELATES = Statement("tamt-loss-correlates", "'the pre-training performance correlates with the downstream "
                        "transferability'", "Spearman rank correlation of held-out loss and mean score <= RANK",
-                       {"RANK": RANK})
+                       {"RANK": RANK}, unit="rho")
 OWN_LOWEST = Statement("tamt-own-loss-lowest", "'TAMT-MLM and TAMT-KD have the lowest MLM and KD loss'",
-                       "its objective's held-out loss below every other method's (TAMT-MLM+KD aside)")
+                       "its objective's held-out loss below every other method's (TAMT-MLM+KD aside)", unit="nats")
 KD_CLOSER = Statement("tamt-kd-near-omp", "'KD masks stay close to the OMP init, MLM masks deviate from it'",
-                      "TAMT-KD's distance to the OMP mask < TAMT-MLM's")
+                      "TAMT-KD's distance to the OMP mask (a share of the weights) < TAMT-MLM's", unit="share")
 
 
-def analysis(page) -> pd.DataFrame:
+def analysis(page, seed: int | None = None, masks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per series and sparsity: mean held-out MLM and KD loss, mean downstream score over tasks,
     mean distance of the mask to the OMP mask at that sparsity, and the fewest finished runs
-    behind one of those values (`runs`: the probes on the corpus, the transfers on one task)."""
-    df = page.frame
+    behind one of those values (`runs`: the probes on the corpus, the transfers on one task); of
+    one seed's runs alone with `seed` (verdict.with_seed_margins); `masks`: distances(page), if at hand."""
+    df = page.frame if seed is None else page.frame[page.frame.seed == seed]
+    masks = distances(page) if masks is None else masks
+    masks = masks if seed is None else masks[masks.seed == seed]
     corpus = df[df.task == PROBE_TASK]
     losses = corpus.groupby(["series", "x"])[[f"score:{k}" for k in LOSSES if f"score:{k}" in corpus]].mean()
     losses.columns = [c[6:] for c in losses.columns]
     scores = mean_over_tasks(df[df.series != FULL]).set_index(["series", "x"])
     runs = pd.concat([corpus.groupby(["series", "x"]).size(), runs_behind(df[df.series != FULL])], axis=1).min(axis=1)
-    table = losses.join(scores, how="outer").join(distances(page), how="left").join(runs.rename("runs").astype("Int64"), how="left")
+    distance = masks.groupby(["series", "x"])["distance to OMP"].mean()
+    table = losses.join(scores, how="outer").join(distance, how="left").join(runs.rename("runs").astype("Int64"), how="left")
     return table.reset_index()
 
 
-def distances(page) -> pd.Series:
-    """1 - Jaccard to the OMP mask of the same sparsity, averaged over mask seeds (finished runs)."""
+def distances(page) -> pd.DataFrame:
+    """Per mask (series, sparsity, mask seed) of a finished run: 1 - Jaccard to the OMP mask of the
+    same sparsity (OMP has one mask: its first seed's)."""
     masks = {}
     for p in page.points:
         if p.task != PROBE_TASK:
@@ -49,11 +54,10 @@ def distances(page) -> pd.Series:
         source, level = (p.config.mask_from, p.config.mask_level) if p.config.mask_from else (p.config, None)
         run = Run(source)
         if run.served():  # finished, its masks whole
-            masks.setdefault((p.series, p.x), []).append(run.masks(level))
-    rows = {(series, x): sum(1 - pruning.jaccard(m, masks[("OMP", x)][0]) for m in found) / len(found)
-            for (series, x), found in masks.items() if ("OMP", x) in masks}
-    index = pd.MultiIndex.from_tuples(list(rows), names=["series", "x"])  # also when no run is finished
-    return pd.Series(list(rows.values()), index=index, name="distance to OMP", dtype=float)
+            masks[(p.series, p.x, p.seed)] = run.masks(level)
+    omp = {x: m for (series, x, _), m in masks.items() if series == "OMP"}
+    rows = [(series, x, seed, 1 - pruning.jaccard(m, omp[x])) for (series, x, seed), m in masks.items() if x in omp]
+    return pd.DataFrame(rows, columns=["series", "x", "seed", "distance to OMP"]).astype({"distance to OMP": float})
 
 
 def loss_correlates(table: pd.DataFrame) -> list[Verdict]:
@@ -111,8 +115,8 @@ def kd_closer(table: pd.DataFrame) -> list[Verdict]:
 
 def _verdict(statement: Statement, subject: str, holds, margin=None, values=None, measured="", reason="",
              seeds=0) -> Verdict:
-    return Verdict(statement.id, statement.text, "all", subject, statement.rule, statement.thresholds, holds, margin,
-                   values or {}, measured, seeds=seeds, reason=reason)
+    return statement.judged("all", subject, holds, margin, values=values or {}, measured=measured, seeds=seeds,
+                            reason=reason)
 
 
 def _runs(rows: pd.DataFrame) -> int:
@@ -135,9 +139,15 @@ class PretrainingLoss(TamtSection):
         return probes + TRANSFER.of_backbone(recipes, tasks, seeds, sparsities)
 
     def judge(self, page) -> list[Verdict]:
-        """Figures 1/5 and 8's claims, judged on the analysis table of the page's subnetworks."""
-        table = analysis(page)
-        return loss_correlates(table) + own_loss_lowest(table) + kd_closer(table)
+        """Figures 1/5 and 8's claims, judged on the analysis table of the page's subnetworks, and
+        on each seed's alone."""
+        def judged(table):
+            return loss_correlates(table) + own_loss_lowest(table) + kd_closer(table)
+
+        masks = distances(page)
+        seeds = sorted(set(page.frame.seed)) if not page.frame.empty else []
+        return with_seed_margins(judged(analysis(page, masks=masks)),
+                                 [judged(analysis(page, s, masks)) for s in seeds])
 
     def figure(self, page):
         table = analysis(page)

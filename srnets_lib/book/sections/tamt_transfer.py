@@ -11,7 +11,8 @@ from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN, Claim
-from srnets_lib.book.sections.tamt import FULL, MAGNITUDE, SERIES, TamtSection, fewest, mean_over_tasks, runs_behind, score_figure, scores_only, subnetworks
+from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, SERIES, TamtSection, fewest, overall, runs_behind,
+                                           score_figure, scores_only, seed_margins, subnetworks)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -23,28 +24,32 @@ class AboveMagnitude(Claim):
     above OMP's and IMP's (by more than GAIN)."""
 
     def evaluate(self, df, tasks=None) -> list[Verdict]:
-        scores = mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
-        runs = runs_behind(df) if not df.empty else pd.Series(dtype=int)
+        scores, runs = overall(df), runs_behind(df) if not df.empty else pd.Series(dtype=int)
         objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
         xs = sorted({x for (series, x) in scores.index if series in objectives})
-        verdicts = []
-        for series in objectives:
-            for x in xs:
-                verdicts.append(self._at(scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)])))
-        return verdicts
+        return [self._at(df, scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)]))
+                for series in objectives for x in xs]
 
     @staticmethod
-    def _at(scores: pd.Series, series: str, x: float, seeds: int) -> Verdict:
-        subject = f"mean over tasks, {series} at sparsity {x:g}"
+    def _values(scores: pd.Series, series: str, x: float) -> dict | None:
         values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
-        values = {k: (None if pd.isna(v) else float(v)) for k, v in values.items()}
-        if None in values.values():
-            return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, None,
-                           reason="runs missing")
-        margin = min(values[series] - values[m] - GAIN for m in MAGNITUDE)
+        return None if any(v is None or pd.isna(v) for v in values.values()) else {k: float(v) for k, v in values.items()}
+
+    @classmethod
+    def _margin(cls, scores: pd.Series, series: str, x: float) -> float | None:
+        values = cls._values(scores, series, x)
+        return None if values is None else min(values[series] - values[m] - GAIN for m in MAGNITUDE)
+
+    @classmethod
+    def _at(cls, df: pd.DataFrame, scores: pd.Series, series: str, x: float, seeds: int) -> Verdict:
+        subject = f"mean over tasks, {series} at sparsity {x:g}"
+        values = cls._values(scores, series, x)
+        if values is None:
+            return ABOVE.unmeasurable("all", subject)
+        margin = cls._margin(scores, series, x)
         measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
-        return Verdict(ABOVE.id, ABOVE.text, "all", subject, ABOVE.rule, ABOVE.thresholds, margin > 0, margin,
-                       values, measured, seeds=seeds)
+        return ABOVE.judged("all", subject, margin > 0, margin, values=values, measured=measured, seeds=seeds,
+                            seed_margins=seed_margins(df, lambda rows: cls._margin(overall(rows), series, x)))
 
 
 class Transfer(TamtSection):

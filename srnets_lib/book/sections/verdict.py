@@ -2,17 +2,28 @@
 the rule and its thresholds, holds or not, the margin), and the markdown a page renders from them.
 
 One pass rule for every claim: it holds when the mean over seeds clears each of its thresholds by
-at least MARGIN (1 point of a score; 0.01 nats where a claim compares losses). The margin is the
-smallest of the deciding values minus their thresholds; a verdict also says how many seeds clear
-the rule alone (`seed_margins`: the same rule judged on each seed's runs)."""
+at least MARGIN of the statement's unit (UNITS: 1 point of a score, 1% of a share, 0.01 nats of a
+loss, 0.01 of a rank correlation). The margin is the smallest of the deciding values minus their
+thresholds, in that unit; a verdict also says how many seeds clear the rule alone (`seed_margins`:
+the same rule judged on each seed's runs). Every verdict is built by its Statement (judged,
+unmeasurable)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-MARGIN = 0.01
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
+
+MARGIN = 0.01  # in the statement's unit
+# unit -> (scale, how a margin reads, what MARGIN is in it)
+UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%", "1%"),
+         "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho")}
+
+
+def shown(margin: float, unit: str = "points") -> str:
+    """A margin with its unit: "+3.0 points", "+12.0%", "+0.015 nats"."""
+    scale, form, _ = UNITS[unit]
+    return form.format(scale * margin)
 
 
 @dataclass(frozen=True)
@@ -24,9 +35,20 @@ class Statement:
     text: str
     rule: str
     thresholds: dict[str, float] = field(default_factory=dict)
+    unit: str = "points"  # what its margin is in (UNITS)
 
     def __post_init__(self):
+        if self.unit not in UNITS:
+            raise ValueError(f"statement {self.id}: unit {self.unit!r} is not one of {', '.join(UNITS)}")
         STATEMENTS.setdefault(self.id, self)
+
+    def judged(self, task: str, subject: str, holds: bool | None, margin: float | None = None, **fields) -> "Verdict":
+        """This statement judged on `subject` (of `task`, "all" for a claim over tasks)."""
+        return Verdict(self.id, self.text, task, subject, self.rule, self.thresholds, holds, margin,
+                       unit=self.unit, **fields)
+
+    def unmeasurable(self, task: str, subject: str, reason: str = "runs missing", **fields) -> "Verdict":
+        return self.judged(task, subject, None, reason=reason, **fields)
 
 
 STATEMENTS: dict[str, Statement] = {}  # every statement by id, as the section modules define them
@@ -52,6 +74,7 @@ class Verdict:
     group: str = ""  # the page's facet (C.5: the backbone)
     seed_margins: tuple[float | None, ...] = ()  # the margin judged on each seed alone (two or more seeds)
     thin: bool = False  # the thresholds are cleared, but by less than MARGIN: not confirmed
+    unit: str = "points"  # the margin's (the statement's)
 
     def __post_init__(self):
         """The pass rule (module docstring): a claim that clears its thresholds by less than the
@@ -64,6 +87,19 @@ class Verdict:
     def seeds_clearing(self) -> int:
         """How many seeds clear the rule alone (with the margin)."""
         return sum(m is not None and m >= MARGIN for m in self.seed_margins)
+
+
+def with_seed_margins(verdicts: list[Verdict], each_seed: list[list[Verdict]]) -> list[Verdict]:
+    """`verdicts` (judged on the means over seeds) with the margin of the same rule judged on each
+    seed's runs alone (`each_seed`: the verdicts of each seed, two or more)."""
+    if len(each_seed) < 2:
+        return verdicts
+    alone: dict[tuple, list] = {}
+    for judged in each_seed:
+        for v in judged:
+            alone.setdefault((v.claim, v.task, v.subject), []).append(v.margin)
+    return [replace(v, seed_margins=tuple(alone.get((v.claim, v.task, v.subject), ()))) if v.holds is not None
+            else v for v in verdicts]
 
 
 def outcome(verdicts: list[Verdict]) -> str:
@@ -126,15 +162,11 @@ class Measures:
 
     def verdict(self, statement: Statement, subject: str, holds: bool | None, margin: float | None = None,
                 **fields) -> Verdict:
-        return Verdict(statement.id, statement.text, self.task, subject, statement.rule, statement.thresholds,
-                       holds, margin, seeds=min(self.counts, default=0), **fields)
+        """`statement` judged on this task, with the fewest seeds behind the means it read."""
+        return statement.judged(self.task, subject, holds, margin, seeds=min(self.counts, default=0), **fields)
 
     def unmeasurable(self, statement: Statement, subject: str, reason: str = "runs missing", **fields) -> Verdict:
         return self.verdict(statement, subject, None, reason=reason, **fields)
-
-
-def points(value: float) -> str:
-    return f"{100 * value:+.1f}"
 
 
 def _margin(v: Verdict) -> str:
@@ -142,9 +174,10 @@ def _margin(v: Verdict) -> str:
     if v.margin is None:
         return ""
     alone = (f"; {v.seeds_clearing} of {len(v.seed_margins)} seeds clear it alone ("
-             + ", ".join("n/a" if m is None else points(m) for m in v.seed_margins) + ")") if v.seed_margins else ""
-    thin = f", under the {100 * MARGIN:.0f}-point margin the rule asks" if v.thin else ""
-    return f"(margin {points(v.margin)} over its thresholds{thin}; mean of {v.seeds} seed{'s' * (v.seeds != 1)}{alone})"
+             + ", ".join("n/a" if m is None else shown(m, v.unit) for m in v.seed_margins) + ")") if v.seed_margins else ""
+    thin = f", under the {UNITS[v.unit][2]} margin the rule asks" if v.thin else ""
+    return (f"(margin {shown(v.margin, v.unit)} over its thresholds{thin}; mean of {v.seeds} "
+            f"seed{'s' * (v.seeds != 1)}{alone})")
 
 
 def _sentence(v: Verdict, first: bool) -> str:
@@ -176,7 +209,7 @@ def render(verdicts: list[Verdict]) -> str:
 def summary(verdicts: list[Verdict], synthetic: bool) -> str:
     """The two or three sentences that open a page: how many of its cases hold, then its clearest
     and its weakest case with their numbers (all from the verdicts, so from the run store)."""
-    judged = sorted((v for v in verdicts if v.margin is not None), key=lambda v: v.margin)
+    judged = sorted((v for v in verdicts if v.margin is not None), key=lambda v: v.margin * UNITS[v.unit][0])
     scale = "on synthetic data, not the paper's" if synthetic else "at this build's settings"
     if not judged:
         return f"**In short** ({scale}): none of the {len(verdicts)} cases this page judges is measurable yet."
@@ -184,10 +217,10 @@ def summary(verdicts: list[Verdict], synthetic: bool) -> str:
     thin = sum(v.thin for v in verdicts)
     unmeasured = sum(v.holds is None for v in verdicts)
     counts = [f"{thin} clear{'s' * (thin == 1)} {'its' if thin == 1 else 'their'} thresholds by less than "
-              f"the {100 * MARGIN:.0f}-point margin"] * bool(thin) + [f"{unmeasured} not measurable"] * bool(unmeasured)
+              "the rule's margin"] * bool(thin) + [f"{unmeasured} not measurable"] * bool(unmeasured)
     text = (f"**In short** ({scale}): {held} of the {len(verdicts)} cases this page judges confirm the paper's claim"
             + "".join(f"; {c}" for c in counts) + ".")
-    case = (lambda v: f"{v.statement} on {v.subject} ({v.measured}; margin {points(v.margin)})")
+    case = (lambda v: f"{v.statement} on {v.subject} ({v.measured}; margin {shown(v.margin, v.unit)})")
     if len(judged) == 1:
         return text + f" The case: {case(judged[0])}."
     return text + f" The clearest: {case(judged[-1])}. The weakest: {case(judged[0])}."
