@@ -4,7 +4,7 @@ measurable, and a collapsed full model is never called robust nor used as the re
 import pandas as pd
 import pytest
 
-from srnets_lib.book.sections import gather
+from srnets_lib.book import columns
 from srnets_lib.book.sections.appc1 import ConfregTradeoff, OtherLosses
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.sec4_4 import CompetitiveWithoutFinetuning
@@ -88,7 +88,7 @@ def test_missing_runs_are_not_measurable_never_dropped():
     assert present.holds is True
     assert (missing.holds, missing.margin, missing.reason, missing.seeds) == (None, None, "runs missing", 1)
     assert render([missing]) == "- nli, mask (poe) at sparsity 0.7: not measurable (runs missing)."
-    empty = pd.DataFrame(columns=gather.COLUMNS)  # nothing gathered yet: every task still gets its verdicts
+    empty = pd.DataFrame(columns=columns.COLUMNS)  # nothing gathered yet: every task still gets its verdicts
     claims = [FullModels(), SubnetworkVsFull("s"), CompetitiveWithoutFinetuning(), OODUpperBound(), EarlyStart(),
               GradualVsFixed({"nli": 3, "paraphrase": 5}), ConfregTradeoff()]
     verdicts = [v for claim in claims for v in claim.evaluate(empty, ["nli", "paraphrase"])]

@@ -59,6 +59,17 @@ def test_the_analyses_beyond_the_paper_name_series_the_page_has(name):
     assert not section.structure_against or section.structure_against in series - {s for s in series if "full" in s}
 
 
+@pytest.mark.parametrize("name", [n for n in sections.SECTIONS if sections.get(n).part == 1])
+@pytest.mark.parametrize("file", ["params/paper.yaml", "params/toy.yaml"])
+def test_every_series_a_claim_reads_is_one_its_page_makes(name, file):
+    """A claim reads series by name (series.py): one its page's points do not make would leave the
+    claim "not measurable" on every build, whatever was computed."""
+    section, chosen = sections.get(name), params.load(file)
+    made = {p.series for p in sections.points(name, chosen)}
+    reads = {s for claim in section.claims_for(chosen) for s in claim.reads()}
+    assert reads and reads <= made
+
+
 def test_appendix_c5_splits_each_backbones_full_models_beside_those_of_section_4_2(store, monkeypatch):
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     page = pages.load("appc5", params_file="params/toy.yaml")

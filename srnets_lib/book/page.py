@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import yaml
 
-from srnets_lib.book import analyses as analysis, paper_numbers, plots, banner as report, sections
+from srnets_lib.book import analyses as analysis, banner as report, columns, paper_numbers, plots, sections
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import gather
@@ -139,7 +139,7 @@ class Page:
         self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
                        if _identity(p) not in shown] if opt_in else []
         self.synthetic = report.synthetic(params)
-        self.frame = self.references = pd.DataFrame(columns=gather.COLUMNS)
+        self.frame = self.references = pd.DataFrame(columns=columns.COLUMNS)
         self.missing: list[sections.Point] = []
         self.opt_in_missing: list[sections.Point] = []
         self.failed: list = []  # the outcomes of its runs that failed when it computed them

@@ -7,13 +7,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from srnets_lib.book import columns
 from srnets_lib.book.shown import Html
 
 METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1", "f1": "F1 (duplicate)"}
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
-    return ["id"] + sorted(c for c in df.columns if c.startswith("ood:"))
+    return ["id"] + sorted(columns.ood_columns(df))
 
 
 def _palette(series: list[str]) -> dict:
@@ -48,7 +49,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
                 mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
                 ax.axhline(mean, ls="--", color=palette[name], label=name)
                 ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
-            name = id_label(sub) if metric == "id" else metric[4:]
+            name = id_label(sub) if metric == "id" else columns.name(metric)
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
@@ -83,12 +84,12 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
     """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
     seed) of the ID score and of each OOD set, the sets as rows of their own ("OOD set"), so no
     column is empty for a task without that set; rows without any OOD score keep "–"."""
-    sets = [c for c in df.columns if c.startswith("ood:") and df[c].notna().any()]
+    sets = [c for c in columns.ood_columns(df) if df[c].notna().any()]
     keys = list(index)
     if sets:
         rest = [c for c in df.columns if c not in sets]
         long = df.melt(id_vars=rest, value_vars=sets, var_name="OOD set", value_name="OOD").dropna(subset=["OOD"])
-        long["OOD set"] = long["OOD set"].str[len("ood:"):]
+        long["OOD set"] = long["OOD set"].map(columns.name)
         none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
         df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
     grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]

@@ -19,6 +19,11 @@ from srnets_lib.settings.request import Request
 SCHEMA_VERSION = 3
 
 
+def level_key(sparsity: float) -> str:
+    """How final.json keys an IMP level: its sparsity as "0.5" (RunResult.levels)."""
+    return f"{sparsity:g}"
+
+
 class StoredFile(BaseModel):
     """A file a run left behind, as it was when the run finished."""
 
@@ -82,6 +87,10 @@ class RunResult(BaseModel):
     # before they were recorded, or converted by rekey: those files are checked by reading them
     files: dict[str, StoredFile] = {}
 
+    def level(self, sparsity: float) -> "LevelResult | None":
+        """The scores of the subnetwork at IMP level `sparsity`, if it has one."""
+        return self.levels.get(level_key(sparsity))
+
     def covers(self, request: Request) -> str | None:
         """None if this result serves `request`, else why not."""
         if request.ood_every and not self.ood_every:
@@ -94,7 +103,7 @@ class RunResult(BaseModel):
         if self.levels_read is not None:
             if request.levels is None:
                 return f"it scored only its levels {', '.join(self.levels_read)}, not every one"
-            unscored = [f"{s:g}" for s in request.levels if f"{s:g}" not in self.levels_read]
+            unscored = [level_key(s) for s in request.levels if level_key(s) not in self.levels_read]
             if unscored:
                 return f"it did not score its levels {', '.join(unscored)}"
         return None

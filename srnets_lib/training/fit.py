@@ -23,7 +23,7 @@ from srnets_lib.training.prepare import TrainingRun, build_run
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.training.evaluation import Selection, selection_score
 from srnets_lib.settings.request import Request
-from srnets_lib.store.result import LevelResult, RunResult
+from srnets_lib.store.result import LevelResult, RunResult, level_key
 from srnets_lib.store.runs import Run, record_failure
 
 
@@ -125,7 +125,7 @@ class Loop:
         self.history.append(row)
         if at in schedule.levels and with_ood:
             level = schedule.levels[at]
-            self.levels[f"{level:g}"] = {"step": at, "sparsity": row["sparsity"], "id": row[run.evaluator.id_split],
+            self.levels[level_key(level)] = {"step": at, "sparsity": row["sparsity"], "id": row[run.evaluator.id_split],
                                          "dev": row["dev"], "ood": {k: row[k] for k in run.evaluator.ood}}
             if run.evaluator.predictions:
                 self.store.save_predictions(run.evaluator.predictions, level)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import Claim, SubnetworkVsFull
 from srnets_lib.book.sections.verdict import Measures, Statement, pct
+from srnets_lib.book.sections.series import POE, STD, full, mask
 
 LOSSES = ("std", "poe", "reweight", "confreg")
 CONFREG_TRADEOFF = Statement("confreg-tradeoff", "'confreg keeps more ID but gains less OOD'",
@@ -18,6 +19,9 @@ class ConfregTradeoff(Claim):
     def __init__(self, xs=(0.5, 0.7)):
         self.xs = tuple(xs)
 
+    def reads(self):
+        return mask("poe"), mask("confreg")
+
     def judge(self, df, task):
         m = Measures(df, task)
 
@@ -25,8 +29,8 @@ class ConfregTradeoff(Claim):
             values = [m.mean(series, column, x) for x in self.xs]
             return None if None in values else sum(values) / len(values)
 
-        poe = (mean("mask train (poe)", "id"), mean("mask train (poe)", "ood"))
-        conf = (mean("mask train (confreg)", "id"), mean("mask train (confreg)", "ood"))
+        poe = (mean(mask("poe"), "id"), mean(mask("poe"), "ood"))
+        conf = (mean(mask("confreg"), "id"), mean(mask("confreg"), "ood"))
         subject = f"{task}, confreg vs poe"
         if None in poe + conf:
             return [m.unmeasurable(CONFREG_TRADEOFF, subject)]
@@ -41,17 +45,17 @@ class OtherLosses(Section):
     name, number, title = "appc1", "C.1", "Other debiasing losses in pruning"
     reproduces = "appendix figure 1"
     figure_title = "Debiasing losses as pruning losses (cf. appendix figure 1)"
-    claims = (*(SubnetworkVsFull(f"mask train ({loss})") for loss in ("poe", "reweight", "confreg")),
+    claims = (*(SubnetworkVsFull(mask(loss)) for loss in ("poe", "reweight", "confreg")),
               ConfregTradeoff())
 
     full_models = LOSSES
     # beyond the paper: which members of the OOD set each loss moves off the cue, as a full model
     # and as the loss of mask training on the std model
-    subset_series = ("full bert (std)", "full bert (reweight)", "mask train (reweight)", "full bert (confreg)",
-                     "mask train (confreg)", "full bert (poe)", "mask train (poe)")
+    subset_series = (STD, full("reweight"), mask("reweight"), full("confreg"),
+                     mask("confreg"), POE, mask("poe"))
 
     def subnetworks(self, recipes, task, seed, sparsities):
-        return [Point(f"mask train ({loss})", task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed))
+        return [Point(mask(loss), task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed))
                 for s in sparsities for loss in LOSSES]
 
 

@@ -11,6 +11,7 @@ from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections.base import Point, Section, references
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.series import POE, STD
 
 
 class OtherBackbones(Section):
@@ -18,7 +19,7 @@ class OtherBackbones(Section):
     reproduces = "appendix table 6"
     claims = (FullModels(), SubnetworkVsFull("mask 0.5", xs=(0.5,)), SubnetworkVsFull("mask 0.7", xs=(0.7,)))
     paper_table = "table6"
-    subset_series = ("full bert (std)", "full bert (poe)")
+    subset_series = (STD, POE)
 
     def tasks(self, params) -> list[str]:
         """sections.appc5.tasks (table 6 is NLI only)."""

@@ -9,6 +9,7 @@ from srnets_lib.book import plots
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.settings.request import Request
+from srnets_lib.book.sections.series import full
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,10 @@ class Section:
         """Mean +- std over seeds per task, series and x."""
         return plots.table(page.frame)
 
+    def claims_for(self, params) -> tuple:
+        """Every claim the page judges (some take a setting of the params file)."""
+        return (*self.claims, *self.reference_claims)
+
     def judge(self, page) -> list:
         """The section's claims judged on the page's tasks (Verdict records)."""
         return page.judge(self.claims, page.frame, page.tasks)
@@ -102,7 +107,7 @@ def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), ke
     (`keep_steps`), so 5.1 starts from the same run as section 4.2."""
     params = recipes.p
     keep = params.execution.request(keep_steps=tuple(params.sections.sec5_1.steps))
-    return [Point(f"full bert ({loss})", task, seed, 0.0, recipes.full(task, loss, seed), True,
+    return [Point(full(loss), task, seed, 0.0, recipes.full(task, loss, seed), True,
                   request=keep if loss == "std" and keep_steps else None)
             for loss in losses]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, with_seed_margins
+from srnets_lib.book.sections.series import POE, STD
 
 LEARNED = 0.8
 EXPLOITED = 0.05
@@ -27,7 +28,6 @@ GAIN = 0.01
 COMPETITIVE = 0.9
 NEARLY_ALL = 0.9
 EARLY = (0.98, 0.02)
-STD = "full bert (std)"
 
 
 class Claim:
@@ -44,6 +44,10 @@ class Claim:
     def judge(self, df: pd.DataFrame, task: str) -> list[Verdict]:
         raise NotImplementedError
 
+    def reads(self) -> tuple[str, ...]:
+        """The series whose values decide it (its page's points must make them: tests/test_sections)."""
+        return ()
+
 
 def reference(m: Measures, name: str, judged: str) -> tuple[str, float | None, float | None, tuple[str, ...]]:
     """(name, ID, OOD, notes) of the full model `judged` is compared with: `name`, or the std full
@@ -59,7 +63,7 @@ def reference(m: Measures, name: str, judged: str) -> tuple[str, float | None, f
 
 BIAS = Statement("bias-exploited", "'standard fine-tuning exploits the dataset bias'",
                  "std full model: ID - OOD > EXPLOITED", {"EXPLOITED": EXPLOITED})
-POE = Statement("poe-improves-ood", "the paper's 'PoE improves OOD'",
+POE_IMPROVES = Statement("poe-improves-ood", "the paper's 'PoE improves OOD'",
                 "PoE full model: ID >= LEARNED x std's and OOD > std's OOD + GAIN", {"LEARNED": LEARNED, "GAIN": GAIN})
 
 
@@ -67,26 +71,29 @@ class FullModels(Claim):
     """Sections 4.2 (figures 2, 3) and C.5: the std model's ID-OOD gap is the dataset bias; the
     PoE full model improves OOD over it, unless it did not learn the task."""
 
+    def reads(self):
+        return STD, POE
+
     def judge(self, df, task):
         m = Measures(df, task)
         std_id, std_ood = m.mean(STD), m.mean(STD, "ood")
         if None in (std_id, std_ood):
-            return [m.unmeasurable(s, task, "no finished full models") for s in (BIAS, POE)]
+            return [m.unmeasurable(s, task, "no finished full models") for s in (BIAS, POE_IMPROVES)]
         gap = std_id - std_ood
         verdicts = [m.verdict(BIAS, task, gap > EXPLOITED, gap - EXPLOITED, values={"std id": std_id, "std ood": std_ood},
                               measured=f"std full model ID {pct(std_id)} vs OOD {pct(std_ood)} ({m.ood_name}): "
                                        f"gap {100 * gap:+.1f} points")]
-        poe_id, poe_ood = m.mean("full bert (poe)"), m.mean("full bert (poe)", "ood")
+        poe_id, poe_ood = m.mean(POE), m.mean(POE, "ood")
         if None in (poe_id, poe_ood):
-            return verdicts + [m.unmeasurable(POE, task)]
+            return verdicts + [m.unmeasurable(POE_IMPROVES, task)]
         values = {"std id": std_id, "std ood": std_ood, "poe id": poe_id, "poe ood": poe_ood}
         measured = f"PoE full model: ID {pct(poe_id)}, OOD {pct(poe_ood)}"
         if poe_id < LEARNED * std_id:
             note = (f"The PoE model did not learn the task (ID below {LEARNED:.0%} of the std model's), so its "
                     "OOD score is that of a near-constant predictor.")
-            return verdicts + [m.verdict(POE, task, False, poe_id - LEARNED * std_id, values=values,
+            return verdicts + [m.verdict(POE_IMPROVES, task, False, poe_id - LEARNED * std_id, values=values,
                                          measured=measured, notes=(note,))]
-        return verdicts + [m.verdict(POE, task, poe_ood > std_ood + GAIN, poe_ood - (std_ood + GAIN),
+        return verdicts + [m.verdict(POE_IMPROVES, task, poe_ood > std_ood + GAIN, poe_ood - (std_ood + GAIN),
                                      values=values, measured=measured)]
 
 
@@ -101,6 +108,9 @@ class SubnetworkVsFull(Claim):
 
     def __init__(self, series: str, reference: str = STD, xs=(0.5, 0.7)):
         self.series, self.reference, self.xs = series, reference, tuple(xs)
+
+    def reads(self):
+        return self.series, self.reference, STD
 
     def judge(self, df, task):
         return [self._at(Measures(df, task), x) for x in self.xs]

@@ -11,11 +11,9 @@ import pandas as pd
 from srnets_lib import paths
 from srnets_lib.data.load import load_task
 from srnets_lib.store.runs import Run, failure
+from srnets_lib.book import columns
+from srnets_lib.book.columns import COLUMNS
 from srnets_lib.book.sections.base import Point
-
-# the columns of `frame`, besides one "ood:<set>" column per OOD evaluation set
-COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "sparsity", "key", "metric",
-           "ood_metric"]
 
 
 def missing(points: list[Point], root=None) -> list[Point]:
@@ -28,7 +26,7 @@ def _scored(p: Point, final):
     """The result a point shows: its run's, or that of its IMP level; None if there is none."""
     if final is None or p.level is None:
         return final
-    return final.levels.get(f"{p.level:g}")
+    return final.level(p.level)
 
 
 def why_missing(config, root=None) -> str | None:
@@ -62,9 +60,9 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
                "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
                "metric": final.metric,
                "ood_metric": final.ood_metric}
-        row.update({f"ood:{k}": v for k, v in result.ood.items()})
+        row.update({columns.ood(k): v for k, v in result.ood.items()})
         if p.level is None:  # a corpus run's held-out losses (IMP's levels are probed by runs of their own)
-            row.update({f"score:{k}": v for k, v in final.scores.items()})
+            row.update({columns.score(k): v for k, v in final.scores.items()})
         rows.append(row)
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS)
 

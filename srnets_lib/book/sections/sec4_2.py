@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from srnets_lib.book.sections.base import Point, Section, levels, references
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.series import POE, STD, imp, mask
 
-IMP_SETTINGS = (("std", "std", "imp (std)"), ("poe", "std", "imp (poe)"), ("poe", "poe", "imp (poe), poe ft"))
+IMP_SETTINGS = (("std", "std", imp("std")), ("poe", "std", imp("poe")), ("poe", "poe", imp("poe", ", poe ft")))
 
 
 class FromFineTuned(Section):
     name, number, title = "sec4_2", "4.2", "Subnetworks from fine-tuned BERT"
     reproduces = "figures 2 and 3"
     figure_title = "Subnetworks from fine-tuned models (cf. paper figures 2, 3)"
-    claims = (SubnetworkVsFull("mask train (poe)"), SubnetworkVsFull("imp (poe)"))
+    claims = (SubnetworkVsFull(mask("poe")), SubnetworkVsFull(imp("poe")))
     reference_claims = (FullModels(),)
-    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe)", "mask train (std)", "imp (poe)")
-    structure_against = "mask train (poe)"
+    subset_series = (STD, POE, mask("poe"), mask("std"), imp("poe"))
+    structure_against = mask("poe")
 
     def tasks(self, params) -> list[str]:
         """sections.sec4_2.tasks, else the preset's (figure 2 shows every task, whatever
@@ -36,8 +37,8 @@ class FromFineTuned(Section):
         points = []
         for s in sparsities:
             for loss in ("std", "poe"):
-                points.append(Point(f"mask train ({loss})", task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed)))
-            points.append(Point("mask train (poe), poe ft", task, seed, s,
+                points.append(Point(mask(loss), task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed)))
+            points.append(Point(mask("poe", ", poe ft"), task, seed, s,
                                 recipes.prune_ft(task, "mask", "poe", s, seed, full_loss="poe")))
         for loss, start, name in IMP_SETTINGS:
             points += levels(name, task, seed, sparsities, recipes.imp(task, loss, seed, start))

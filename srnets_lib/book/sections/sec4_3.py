@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from srnets_lib.book.sections.base import Point, Section, levels
 from srnets_lib.book.sections.claims import SubnetworkVsFull
+from srnets_lib.book.sections.series import POE, STD, mask
 
 
 class InIsolation(Section):
     name, number, title = "sec4_3", "4.3", "Subnetworks fine-tuned in isolation"
     reproduces = "figure 4"
     figure_title = "Subnetworks fine-tuned in isolation (cf. paper figure 4)"
-    claims = (SubnetworkVsFull("mask train (poe) + std ft"),
-              SubnetworkVsFull("mask train (poe) + poe ft", reference="full bert (poe)"))
-    subset_series = ("full bert (std)", "full bert (poe)", "mask train (poe) + std ft", "mask train (poe) + poe ft",
+    claims = (SubnetworkVsFull(mask("poe", " + std ft")),
+              SubnetworkVsFull(mask("poe", " + poe ft"), reference=POE))
+    subset_series = (STD, POE, mask("poe", " + std ft"), mask("poe", " + poe ft"),
                      "imp-rw (poe) + poe ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
@@ -26,7 +27,7 @@ class InIsolation(Section):
             for loss in ("std", "poe"):
                 points.append(Point(f"imp-rw (poe) + {loss} ft", task, seed, s,
                                     recipes.isolate(task, tickets, loss, seed, level=round(s, 6))))
-                points.append(Point(f"mask train (poe) + {loss} ft", task, seed, s, recipes.isolate(task, masks, loss, seed)))
+                points.append(Point(mask("poe", f" + {loss} ft"), task, seed, s, recipes.isolate(task, masks, loss, seed)))
         return points
 
 

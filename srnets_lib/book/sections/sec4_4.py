@@ -6,6 +6,7 @@ from __future__ import annotations
 from srnets_lib.book.sections.base import Point, Section
 from srnets_lib.book.sections.claims import COMPETITIVE, EARLY, Claim, reference
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, share
+from srnets_lib.book.sections.series import POE, STD, full, mask
 
 COMPETITIVE_PT = Statement("competitive-without-ft", "'competitive under 50% sparsity'",
                            "at every sparsity: ID >= COMPETITIVE x the full model's and OOD >= its OOD - EARLY[1]",
@@ -20,13 +21,16 @@ class CompetitiveWithoutFinetuning(Claim):
     def __init__(self, xs=(0.2, 0.5)):
         self.xs = tuple(xs)
 
+    def reads(self):
+        return STD, *(name for loss in ("std", "poe") for name in (mask(loss, ", pt"), full(loss)))
+
     def judge(self, df, task):
         return [self._loss(Measures(df, task), loss) for loss in ("std", "poe")]
 
     def _loss(self, m: Measures, loss: str) -> Verdict:
-        series = f"mask train ({loss}), pt"
+        series = mask(loss, ", pt")
         subject = f"{m.task}, {series}"
-        name, ref_id, ref_ood, notes = reference(m, f"full bert ({loss})", series)
+        name, ref_id, ref_ood, notes = reference(m, full(loss), series)
         scores = [(m.mean(series, "id", x), m.mean(series, "ood", x)) for x in self.xs]
         if None in (ref_id, ref_ood) or any(v is None for pair in scores for v in pair):
             return m.unmeasurable(COMPETITIVE_PT, subject, notes=notes)
@@ -44,15 +48,15 @@ class WithoutFinetuning(Section):
     reproduces = "figure 5"
     figure_title = "Mask training on the pre-trained model (cf. paper figure 5)"
     claims = (CompetitiveWithoutFinetuning(),)
-    subset_series = ("full bert (std)", "full bert (poe)", "mask train (std), pt", "mask train (poe), pt",
-                     "mask train (poe), ft")
-    structure_against = "mask train (poe), ft"
+    subset_series = (STD, POE, mask("std", ", pt"), mask("poe", ", pt"),
+                     mask("poe", ", ft"))
+    structure_against = mask("poe", ", ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         return [Point(series, task, seed, s, config) for s in sparsities for series, config in (
-            ("mask train (std), pt", recipes.prune_pt(task, "mask", "std", s, seed)),
-            ("mask train (poe), pt", recipes.prune_pt(task, "mask", "poe", s, seed)),
-            ("mask train (poe), ft", recipes.prune_ft(task, "mask", "poe", s, seed)))]
+            (mask("std", ", pt"), recipes.prune_pt(task, "mask", "std", s, seed)),
+            (mask("poe", ", pt"), recipes.prune_pt(task, "mask", "poe", s, seed)),
+            (mask("poe", ", ft"), recipes.prune_ft(task, "mask", "poe", s, seed)))]
 
 
 SECTION = WithoutFinetuning()

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from srnets_lib.book.sections.base import Point, Section
-from srnets_lib.book.sections.claims import NEARLY_ALL, STD, Claim
+from srnets_lib.book.sections.claims import NEARLY_ALL, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.sections.series import STD
 
 NEARLY_ALL_OOD = Statement("nearly-all-ood", "'nearly 100% OOD'", "mean OOD over the sparsities >= NEARLY_ALL",
                            {"NEARLY_ALL": NEARLY_ALL})
@@ -14,6 +15,9 @@ NEARLY_ALL_OOD = Statement("nearly-all-ood", "'nearly 100% OOD'", "mean OOD over
 class OODUpperBound(Claim):
     """With OOD training data, subnetworks at 20-70% sparsity reach nearly 100% OOD (mean over
     `xs` >= NEARLY_ALL), in all three paradigms."""
+
+    def reads(self):
+        return (*self.series, STD)
 
     def __init__(self, series=("bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft"), xs=(0.2, 0.5, 0.7)):
         self.series, self.xs = tuple(series), tuple(xs)
@@ -44,7 +48,7 @@ class WithOODData(Section):
     claims = (OODUpperBound(),)
     full_models = ("std",)
     # beyond the paper: which members of the OOD set each paradigm's subnetworks still follow the cue on
-    subset_series = ("full bert (std)", "bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft")
+    subset_series = (STD, "bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         points = []

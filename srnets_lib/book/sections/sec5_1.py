@@ -24,6 +24,9 @@ class EarlyStart(Claim):
     def __init__(self, fraction: float = 0.55):
         self.fraction = fraction
 
+    def reads(self):
+        return END, "ft step=0"
+
     def judge(self, df, task):
         return [self._checkpoint(Measures(df, task)), self._pretrained(Measures(df, task))]
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point, Section
-from srnets_lib.book.sections.claims import LEARNED, STD, Claim
+from srnets_lib.book.sections.claims import LEARNED, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, pct
+from srnets_lib.book.sections.series import STD
 
 FINAL = 0.9  # figure 8 and table 5: subnetworks at 90% sparsity
 GRADUAL = "gradual 0.7->0.9"
@@ -24,6 +25,9 @@ class GradualVsFixed(Claim):
 
     def __init__(self, epochs: dict, reference: str = STD):
         self.epochs, self.reference = epochs, reference
+
+    def reads(self):
+        return "fixed", GRADUAL, self.reference
 
     def judge(self, df, task):
         m = Measures(df, task)
@@ -76,7 +80,10 @@ class GradualSparsity(Section):
 
     def judge(self, page):
         """The claim at table 5's epochs (sections.sec5_2.table5_epochs)."""
-        return page.judge((GradualVsFixed(page.params.sections.sec5_2.table5_epochs),), page.frame, page.tasks)
+        return page.judge(self.claims_for(page.params), page.frame, page.tasks)
+
+    def claims_for(self, params) -> tuple:
+        return (GradualVsFixed(params.sections.sec5_2.table5_epochs),)
 
     def figure(self, page):
         """Figure 8: fixed and gradual 0.7 -> 0.9 against the mask-training epochs, with the std full model."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from srnets_lib.book import plots
+from srnets_lib.book import columns, plots
 from srnets_lib.book.sections.base import Section
 from srnets_lib.settings.config import RunConfig
 
@@ -103,7 +103,7 @@ def seed_margins(df: pd.DataFrame, margin_of) -> tuple:
 
 def scores_only(df: pd.DataFrame) -> pd.DataFrame:
     """The downstream scores of a frame (Part II reads the tasks' ID scores, not OOD sets)."""
-    return df.drop(columns=[c for c in df.columns if c.startswith("ood:")])
+    return df.drop(columns=columns.ood_columns(df))
 
 
 def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None):

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from srnets_lib.book import columns
 from srnets_lib.model import pruning
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections.base import Point
@@ -35,8 +36,8 @@ def analysis(page, seed: int | None = None, masks: pd.DataFrame | None = None) -
     masks = distances(page) if masks is None else masks
     masks = masks if seed is None else masks[masks.seed == seed]
     corpus = df[df.task == PROBE_TASK]
-    losses = corpus.groupby(["series", "x"])[[f"score:{k}" for k in LOSSES if f"score:{k}" in corpus]].mean()
-    losses.columns = [c[6:] for c in losses.columns]
+    losses = corpus.groupby(["series", "x"])[[columns.score(k) for k in LOSSES if columns.score(k) in corpus]].mean()
+    losses.columns = [columns.name(c) for c in losses.columns]
     scores = mean_over_tasks(df[df.series != FULL]).set_index(["series", "x"])
     runs = pd.concat([corpus.groupby(["series", "x"]).size(), runs_behind(df[df.series != FULL])], axis=1).min(axis=1)
     distance = masks.groupby(["series", "x"])["distance to OMP"].mean()

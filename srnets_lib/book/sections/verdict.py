@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from srnets_lib.book import columns
+
 MARGIN = 0.01  # in the statement's unit
 # unit -> (scale, how a margin reads, what MARGIN is in it)
 UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%", "1%"),
@@ -130,13 +132,13 @@ class Measures:
     def __init__(self, df: pd.DataFrame, task: str):
         self.task = task
         self.rows = df[df.task == task]
-        ood = [c for c in self.rows.columns if c.startswith("ood:") and self.rows[c].notna().any()]
+        ood = [c for c in columns.ood_columns(self.rows) if self.rows[c].notna().any()]
         self.ood = ood[0] if ood else None  # the task's OOD set
         self.counts: list[int] = []
 
     @property
     def ood_name(self) -> str:
-        return self.ood[4:] if self.ood else "OOD"
+        return columns.name(self.ood) if self.ood else "OOD"
 
     def values(self, series: str, column: str = "id", x: float | None = None) -> pd.Series:
         """One value per seed (at x, if given); column "ood" is the task's OOD set."""
