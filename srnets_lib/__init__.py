@@ -1,9 +1,10 @@
 """srnets_lib: sparse and robust BERT subnetworks (Liu et al., NeurIPS 2022, "A Win-win Deal").
 
-Modules (one concern each): params and config (runs and their keys), request and result (what
-a run is asked for and leaves behind), data, models, bias, losses, pruning, methods, schedule,
-build, fit, step, evaluation, runs (the store), graph, executors, sweep, plan, recipes,
-sections, book, plots, bench. docs/ARCHITECTURE.md draws the data flow.
+Layers, each a package importing only those listed before it: settings (params files, run
+configs, requests), data, model, methods, training (task kinds, the loop), store (the run
+store), sweeps (run graphs, executors, plans, costs), book (sections, pages, scorecard); tools
+(bench, browser check) and metrics beside them. docs/ARCHITECTURE.md draws the tree and traces
+a number through it.
 """
 
 __version__ = "0.1.0"

@@ -26,7 +26,7 @@ from srnets_lib.store import rekey
 from srnets_lib.sweeps import cost, evaluate, plan, sweep
 from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs, execute
 from srnets_lib.training.fit import checkpoint_seconds
-from srnets_lib.training.step import NonFiniteLoss
+from srnets_lib.engine.step import NonFiniteLoss
 
 
 def _run(args) -> int:

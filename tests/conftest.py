@@ -5,7 +5,6 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("SRNETS_PROGRESS", "0")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -69,6 +69,23 @@ def test_no_import_cycle_even_through_imports_inside_functions():
             visit(module, [module])
 
 
+# the layers, bottom up: a module imports only from its own package and the ones before it
+# (srnets_lib/__init__.py holds ALGORITHM_VERSION only: the bottom)
+LAYERS = ("srnets_lib", "paths", "metrics", "data", "model", "engine", "methods", "settings", "store", "training",
+          "sweeps", "book", "tools", "__main__")
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1] if len(parts) > 1 else parts[0])
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    upward = [f"{name_of(p)} imports {m}" for p in MODULES for m, _ in imported(p)
+              if layer(m) > layer(name_of(p))]
+    assert upward == []
+
+
 def test_few_imports_of_this_package_inside_functions():
     lazy = [(name_of(p), m) for p in MODULES for m, inside in imported(p) if inside]
     assert len(lazy) <= 10, "\n".join(f"{a} imports {b} inside a function" for a, b in lazy)

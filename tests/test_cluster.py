@@ -39,7 +39,7 @@ def two_nodes():
 
 def start_sweep(cluster, store, tiny_params, *extra) -> subprocess.Popen:
     # SRNETS_CHECKPOINT_SECONDS reaches the nodes' workers only through the sweep (executors.start_ray)
-    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0",
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1",
            "SRNETS_CHECKPOINT_SECONDS": "0"}
     return subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
                              "--executor", "ray", "--address", cluster.address, *extra], env=env,

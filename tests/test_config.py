@@ -359,7 +359,7 @@ def test_an_unknown_key_on_the_command_line_is_blamed_on_the_command_line(overri
     ("SRNETS_PARAMS", lambda: __import__("srnets_lib.book.page").book.page.load("sec4_2", compute=False)),
     ("SRNETS_COMPUTE", lambda: __import__("srnets_lib.book.page").book.page._computing(None)),
     ("SRNETS_CHECKPOINT_SECONDS", lambda: __import__("srnets_lib.training.fit").training.fit.checkpoint_seconds()),
-    ("SRNETS_COMPILE", lambda: __import__("srnets_lib.training.runtime").training.runtime.compiled()),
+    ("SRNETS_COMPILE", lambda: __import__("srnets_lib.engine.runtime").engine.runtime.compiled()),
 ])
 def test_a_setting_set_but_empty_is_refused_by_name(monkeypatch, variable, read):
     """SRNETS_RUNS= once made the working directory the run store."""

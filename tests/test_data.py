@@ -268,7 +268,7 @@ def test_confregs_optimum_is_the_mean_of_its_scaled_teacher_and_makes_the_std_op
     It exceeds 1/2 exactly where the std optimum's does, and is nearer 1/2 (less confident)."""
     import torch
 
-    from srnets_lib.training import losses
+    from srnets_lib.engine import losses
     
     train = synthetic.make_task(task, 20_000, 8, 8, bias_strength=strength, seed=5, member_skew=skew).train
     ambiguous, cue_label = synthetic.AMBIGUOUS[task]

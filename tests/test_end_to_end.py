@@ -13,7 +13,7 @@ import time
 import pytest
 import torch
 
-from srnets_lib.training import evaluation
+from srnets_lib.engine import evaluation
 from srnets_lib import methods, paths
 from srnets_lib.model import backbones as models, pruning
 from srnets_lib.training.prepare import build_run
@@ -205,7 +205,7 @@ def test_cli_rejects_bad_input_before_work(store, args, message):
 
 
 def test_a_diverging_run_stops_with_step_and_value_and_leaves_nothing_finished(store):
-    from srnets_lib.training.step import NonFiniteLoss
+    from srnets_lib.engine.step import NonFiniteLoss
 
     config = full(lr=1e9)
     with pytest.raises(NonFiniteLoss, match=r"became (nan|inf|-inf) at step \d+"):

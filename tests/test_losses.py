@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from srnets_lib.training import losses
+from srnets_lib.engine import losses
 
 LOGITS = torch.tensor([[2.0, 0.0, -1.0], [0.5, 1.5, 0.0]])
 LABELS = torch.tensor([0, 2])

@@ -199,8 +199,8 @@ def test_span_loss_is_the_qa_heads_own(tmp_path, tokenizer):
     import torch
 
     from srnets_lib.model import backbones as models
-    from srnets_lib.training import runtime
-    from srnets_lib.training.kinds import span as qa
+    from srnets_lib.engine import runtime
+    from srnets_lib.engine.kinds import span as qa
     from srnets_lib.data.encode import collate
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).train, tokenizer, 128, 42)
@@ -243,7 +243,7 @@ class PeakedModel:
 
 
 def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, tokenizer):
-    from srnets_lib.training.kinds import span as qa
+    from srnets_lib.engine.kinds import span as qa
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).dev, tokenizer, 128, 42)
     evaluator = qa.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
@@ -254,7 +254,7 @@ def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, t
 
 
 def test_squad_runs_are_eager_and_say_so(store, tmp_path, monkeypatch):
-    from srnets_lib.training import runtime
+    from srnets_lib.engine import runtime
     from srnets_lib.training.prepare import build_run
     from srnets_lib.settings.request import Request
     from srnets_lib.store.runs import Run

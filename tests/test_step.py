@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from srnets_lib.model import backbones as models, pruning
-from srnets_lib.training import runtime, step
+from srnets_lib.engine import runtime, step
 from srnets_lib.settings.config import DataConfig
 from srnets_lib.data.load import load_task
 from srnets_lib.data.encode import collate, encode, train_batches
@@ -148,8 +148,8 @@ def _broken_compile(fn):
 
 
 def test_a_compiled_path_that_fails_goes_on_eagerly_with_one_warning(store, monkeypatch):
-    """The compiled step and evaluation never ran on a GPU before they shipped: when compiling,
-    capture or the compiled backward fails, the run warns once per part, goes on eagerly to the
+    """Where the compiled step and evaluation cannot run (another GPU, driver or torch): when
+    compiling, capture or the compiled backward fails, the run warns once per part, goes on eagerly to the
     end, and final.json says why."""
     import warnings
 

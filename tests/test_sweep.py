@@ -22,7 +22,7 @@ NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask p
 
 
 def run_sweep(store, params, *extra, executor="local"):
-    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(params),
                            "--executor", executor, *extra], capture_output=True, text=True, env=env, timeout=600)
 
@@ -102,7 +102,7 @@ def test_a_ray_worker_that_dies_is_retried_and_its_run_resumes(store, tiny_param
     """A killed worker (out of memory, a lost node) is transient: Ray runs the task again and the
     run takes over its dead lock; the sweep ends with nothing failed."""
     pytest.importorskip("ray")
-    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
                              "--executor", "ray"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
@@ -162,7 +162,7 @@ def test_notebook_jobs_read_the_command_line_overrides(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("executor", ["local", "ray"])
 def test_sigterm_stops_a_sweep_with_one_line_and_a_resumable_store(store, tiny_params, executor):
-    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1", "SRNETS_PROGRESS": "0"}
+    env = {**os.environ, "SRNETS_RUNS": str(store), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "srnets_lib", "sweep", NOTEBOOK, "--params", str(tiny_params),
                              "--executor", executor], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)

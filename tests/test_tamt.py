@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from srnets_lib import methods
 from srnets_lib.model import backbones as models, pruning
-from srnets_lib.training.kinds import corpus as pretraining
+from srnets_lib.engine.kinds import corpus as pretraining
 from srnets_lib.training.prepare import build_run
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.sweeps.executors import execute

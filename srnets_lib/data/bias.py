@@ -30,6 +30,8 @@ from srnets_lib.data.local import DataFileError, data_folder
 from srnets_lib.data.splits import Split, TaskData
 from srnets_lib.metrics import split_metric
 
+# the losses that read the bias model's training-set predictions (section 3.3, appendix A.2)
+NEEDS_BIAS = {"poe", "reweight", "confreg"}
 WORD = re.compile(r"[a-z0-9]+")
 
 

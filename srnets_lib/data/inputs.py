@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from srnets_lib.data import bias
-from srnets_lib.training import losses
-from srnets_lib.data import corpus, glue, hub, local, squad
+from srnets_lib.data import bias, corpus, glue, hub, local, squad
 from srnets_lib.data.local import DataFileError
 from srnets_lib.data.tasks import spec
 
@@ -109,7 +107,7 @@ def needs(config) -> list[FileNeed | HubNeed]:
 
 def _bias_predictions(config) -> list[FileNeed]:
     """The authors' bias predictions, where the run's loss reads bias probabilities from them."""
-    if config.loss not in losses.NEEDS_BIAS or config.bias_model != "authors":
+    if config.loss not in bias.NEEDS_BIAS or config.bias_model != "authors":
         return []
     looked = bias.authors_files(config.task, config.bias_path, config.data.path)
     return [FileNeed("the authors' bias predictions", tuple(looked),

@@ -72,11 +72,3 @@ class Method:
     def on_selected(self, model: torch.nn.Module) -> None:
         """After an evaluation whose checkpoint became the selected one (its copy already taken)."""
 
-    # --- resume -------------------------------------------------------------------------------
-    def state(self) -> dict:
-        """What a resumed run needs beyond the model (masks, scores and thresholds are in it)."""
-        return {}
-
-    def load_state(self, state: dict) -> None:
-        pass
-

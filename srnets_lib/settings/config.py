@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from srnets_lib import ALGORITHM_VERSION, methods
 from srnets_lib.data.tasks import spec
-from srnets_lib.training import kinds, losses
-from srnets_lib.training.kinds.corpus import OBJECTIVES
+from srnets_lib.engine import kinds, losses
+from srnets_lib.engine.kinds.corpus import OBJECTIVES
 
 Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
 TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)

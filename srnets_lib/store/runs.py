@@ -43,7 +43,7 @@ from srnets_lib.settings.request import Request
 from srnets_lib.store import files, locks
 from srnets_lib.store.locks import RunBusy  # noqa: F401 (raised by Run.claim)
 from srnets_lib.store.result import RunResult
-from srnets_lib.training import runtime
+from srnets_lib.engine import runtime
 
 
 class Run:

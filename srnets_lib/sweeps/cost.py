@@ -14,7 +14,7 @@ from pathlib import Path
 
 from srnets_lib import paths
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.training import kinds
+from srnets_lib.engine import kinds
 from srnets_lib.model.sizes import REFERENCE_BACKBONE, parameters
 
 

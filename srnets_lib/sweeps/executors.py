@@ -149,7 +149,7 @@ def start_ray(address: str | None):
 
     shared = {k: v for k, v in os.environ.items() if k.startswith("SRNETS_") or k in WORKER_ENVIRONMENT}
     ray.init(address=address, ignore_reinit_error=True, log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {**shared, "SRNETS_RUNS": str(paths.runs_root()), "SRNETS_PROGRESS": "0"}})
+             runtime_env={"env_vars": {**shared, "SRNETS_RUNS": str(paths.runs_root())}})
     return ray
 
 

@@ -18,10 +18,10 @@ import torch
 from tqdm.auto import tqdm
 
 from srnets_lib.model import backbones as models, pruning
-from srnets_lib.training import runtime, step
+from srnets_lib.engine import runtime, step
 from srnets_lib.training.prepare import TrainingRun, build_run
 from srnets_lib.settings.config import RunConfig
-from srnets_lib.training.evaluation import Selection, selection_score
+from srnets_lib.engine.evaluation import Selection, selection_score
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import LevelResult, RunResult, level_key
 from srnets_lib.store.runs import Run, record_failure
@@ -147,7 +147,6 @@ class Loop:
             return 0
         at = state["step"]
         self.run.model.load_state_dict(state["model"])
-        self.run.method.load_state(state["method"])
         self.optimization = self.run.optimization(self.run.schedule.segment_start(at))
         self.optimization.load_state_dict(state["optimization"])
         self.history, self.levels = state["history"], state["levels"]
@@ -166,7 +165,7 @@ class Loop:
         began = time.time()
         cuda = runtime.device().type == "cuda"
         self.store.save_checkpoint({
-            "step": at, "model": self.run.model.state_dict(), "method": self.run.method.state(),
+            "step": at, "model": self.run.model.state_dict(),
             "optimization": self.optimization.state_dict(), "history": self.history, "levels": self.levels,
             "selection": self.selection.state(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if cuda else None})

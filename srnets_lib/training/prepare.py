@@ -17,7 +17,7 @@ from srnets_lib.model import backbones, dropout, pruning
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run
-from srnets_lib.training import kinds, runtime, step
+from srnets_lib.engine import kinds, runtime, step
 
 
 @dataclass

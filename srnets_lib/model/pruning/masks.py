@@ -159,12 +159,6 @@ class Masked(nn.Module):
             raise ValueError(f"threshold ties must be exact or authors, got {ties!r}")
         self.invalidate()
 
-    def freeze_mask(self) -> None:
-        """Turn the current score-based mask into a fixed one (end of mask training)."""
-        self.set_mask(self.binary_mask())
-        self.mask_scores = None
-        self.invalidate()
-
     def sparsity(self) -> float:
         mask = self.binary_mask()
         return 1.0 - mask.sum().item() / mask.numel()

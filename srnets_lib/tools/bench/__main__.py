@@ -10,7 +10,7 @@ from pathlib import Path
 from srnets_lib.tools import bench
 from srnets_lib.tools.bench.measure import environment, matmul_peak, measure, sharing
 from srnets_lib.tools.bench.workloads import CPU_VARIANTS, GPU_VARIANTS, PRETRAINING, VARIANTS, WORKLOADS, encoded_lengths
-from srnets_lib.training import runtime
+from srnets_lib.engine import runtime
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m srnets_lib.tools.bench", description=bench.__doc__,

@@ -15,7 +15,7 @@ import torch
 
 from srnets_lib.data.encode import Encoded, eval_batches, train_batches
 from srnets_lib.model import backbones as models, pruning
-from srnets_lib.training import runtime, step
+from srnets_lib.engine import runtime, step
 from srnets_lib.tools.bench.workloads import VARIANTS, prepare, setting, training_batch, training_step
 
 class PeakMemory:
@@ -172,7 +172,7 @@ def path(compiled: bool, fallback: str | None) -> str:
 @torch.inference_mode()
 def measure_eval(model_name: str, variant: str, encoded: Encoded, args) -> dict:
     """Evaluation throughput: predictions over `--eval-examples` examples at the evaluation batch size."""
-    from srnets_lib.training.evaluation import predict
+    from srnets_lib.engine.evaluation import predict
 
     precision, padding, _, compiled = VARIANTS[variant]
     runtime.use_precision(precision)

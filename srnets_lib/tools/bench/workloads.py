@@ -12,8 +12,8 @@ from srnets_lib.data.encode import Encoded, collate, encode
 from srnets_lib.data.load import load_task
 from srnets_lib.model import backbones as models, dropout, pruning
 from srnets_lib.settings.config import DataConfig, RunConfig
-from srnets_lib.training import runtime, step
-from srnets_lib.training.kinds import corpus as pretraining
+from srnets_lib.engine import runtime, step
+from srnets_lib.engine.kinds import corpus as pretraining
 from srnets_lib.training.prepare import set_trainable
 
 PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (pretraining.OBJECTIVES)

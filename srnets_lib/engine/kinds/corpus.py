@@ -25,8 +25,8 @@ import torch.nn.functional as F
 from srnets_lib.data import corpus
 from srnets_lib.data.encode import Encoded
 from srnets_lib.model import backbones as models
-from srnets_lib.training import runtime
-from srnets_lib.training.kinds.base import Eager, Parts, TaskKind
+from srnets_lib.engine import runtime
+from srnets_lib.engine.kinds.base import Eager, Parts, TaskKind
 
 MLM_PROBABILITY = 0.15
 IGNORE = -100

@@ -5,10 +5,10 @@ read. A new kind is one module and one entry here."""
 from __future__ import annotations
 
 from srnets_lib.data.tasks import spec
-from srnets_lib.training.kinds.base import Batches, Evaluator, Objective, Parts, TaskKind
-from srnets_lib.training.kinds.classification import Classification
-from srnets_lib.training.kinds.corpus import Corpus
-from srnets_lib.training.kinds.span import Span
+from srnets_lib.engine.kinds.base import Batches, Evaluator, Objective, Parts, TaskKind
+from srnets_lib.engine.kinds.classification import Classification
+from srnets_lib.engine.kinds.corpus import Corpus
+from srnets_lib.engine.kinds.span import Span
 
 KINDS: dict[str, type[TaskKind]] = {"classify": Classification, "regress": Classification, "span": Span,
                                     "corpus": Corpus}

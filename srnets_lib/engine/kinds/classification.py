@@ -16,9 +16,9 @@ from srnets_lib.data import bias as bias_lib
 from srnets_lib.data.encode import Encoded, collate, encode, train_batches
 from srnets_lib.data.splits import TaskData
 from srnets_lib.model import backbones
-from srnets_lib.training import losses, runtime, step
-from srnets_lib.training.evaluation import Evaluator, predict
-from srnets_lib.training.kinds.base import Parts, TaskKind
+from srnets_lib.engine import losses, runtime, step
+from srnets_lib.engine.evaluation import Evaluator, predict
+from srnets_lib.engine.kinds.base import Parts, TaskKind
 
 if TYPE_CHECKING:
     from srnets_lib.settings.config import RunConfig
@@ -49,7 +49,7 @@ class Classification(TaskKind):
         tokenizer_id = backbones.backbone_id(config.backbone, None)
         encoded = {name: encode(split, tokenizer, config.max_length, tokenizer_id)
                    for name, split in [("train", data.train), *data.eval_splits.items()]}
-        if bias_probs is None and config.loss in losses.NEEDS_BIAS:
+        if bias_probs is None and config.loss in bias_lib.NEEDS_BIAS:
             bias_probs, bias_source = our_bias(config, data, tokenizer, model)
         teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
         compiled = runtime.compiled()
@@ -62,7 +62,7 @@ class Classification(TaskKind):
 def authors_bias(config: RunConfig, data: TaskData):
     """(probs, source) from the authors' bias-model files (bias_model=authors); training rows they
     have no prediction for are dropped, as theirs (QQP). (None, None) otherwise."""
-    if config.loss not in losses.NEEDS_BIAS or config.bias_model != "authors":
+    if config.loss not in bias_lib.NEEDS_BIAS or config.bias_model != "authors":
         return None, None
     probs, kept = bias_lib.authors_predictions(config.task, data.train, config.bias_path, config.data.path)
     if len(kept) < len(data.train):

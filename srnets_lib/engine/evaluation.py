@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from srnets_lib.model import pruning
-from srnets_lib.training import runtime, step
+from srnets_lib.engine import runtime, step
 from srnets_lib.data.encode import Encoded, collate, eval_batches
 from srnets_lib.data.tasks import spec
 from srnets_lib.metrics import split_metric

@@ -55,4 +55,3 @@ def span(start_logits, end_logits, positions):
 
 
 LOSSES = {"std": std, "poe": poe, "reweight": reweight, "confreg": confreg}
-NEEDS_BIAS = {"poe", "reweight", "confreg"}

@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from srnets_lib.training import losses, runtime
+from srnets_lib.engine import losses, runtime
 
 BUCKETS = (32, 64, 96, 128)  # padded lengths of compiled steps (capped at max_length)
 
@@ -28,9 +28,10 @@ def bucket(length: int, max_length: int) -> int:
 
 
 class ForwardLoss:
-    """loss = L(f(x), y, bias, teacher): eager, or compiled when `compiled`. The compiled path
-    never ran on a GPU before it shipped: if compiling, capturing a CUDA graph or the compiled
-    backward fails, `fall_back` switches this run to eager with one warning (fit.train_step)."""
+    """loss = L(f(x), y, bias, teacher): eager, or compiled when `compiled`. The compiled path ran
+    on H100 and H200 GPUs (docs/MEASUREMENTS.md); where compiling, capturing a CUDA graph or the
+    compiled backward fails (another GPU, driver or torch), `fall_back` switches this run to eager
+    with one warning (fit.train_step)."""
 
     def __init__(self, model, loss: str, precision: str, compiled: bool):
         self.model, self.loss_fn, self.precision = model, losses.LOSSES[loss], precision

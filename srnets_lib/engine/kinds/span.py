@@ -14,9 +14,9 @@ from srnets_lib.data.encode import Encoded, collate, eval_batches
 from srnets_lib.data.squad import Windows, predictions
 from srnets_lib.metrics import squad_exact_match, squad_f1
 from srnets_lib.model import backbones, pruning
-from srnets_lib.training import losses, runtime
-from srnets_lib.training.kinds.base import Eager, Parts, TaskKind
-from srnets_lib.training.kinds.classification import Batches
+from srnets_lib.engine import losses, runtime
+from srnets_lib.engine.kinds.base import Eager, Parts, TaskKind
+from srnets_lib.engine.kinds.classification import Batches
 
 
 class Span(TaskKind):
