@@ -147,3 +147,15 @@ def test_what_the_notebooks_and_docs_import_or_run_exists():
         broken += [f"{path.name}: python -m {m}" for m in re.findall(r"python -m (srnets_lib[\w.]*)", text)
                    if importlib.util.find_spec(m) is None]
     assert broken == []
+
+
+def test_the_architecture_docs_tree_is_the_package_tree():
+    """docs/ARCHITECTURE.md's picture names every package of srnets_lib, and every module it names
+    exists (a module moved or renamed makes the picture fail here, not mislead a reader)."""
+    text = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text()
+    tree = text.split("```")[1]
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert {p for p in packages if f"{p}/" not in tree} == set()
+    files = {p.name for p in ROOT.rglob("*.py")}
+    named = set(re.findall(r"\b(\w+\.py)\b", tree))
+    assert named - files == set()

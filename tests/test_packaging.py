@@ -29,9 +29,38 @@ def test_constraints_pin_every_dependency_exactly():
             name, _, version = line.strip().partition("==")
             pins[_name(name)] = version
     project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-    for requirement in project["dependencies"]:
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["book"]]:
         assert pins.get(_name(requirement)), f"{requirement} has no exact pin in constraints.txt"
     assert pins["torch"] == "2.13.0"  # the CPU wheel on the workplace disk
+
+
+BOOK_ONLY = ("matplotlib", "seaborn", "papermill", "IPython", "ipykernel", "jupyter_book", "myst_nb", "selenium",
+             "psutil")
+
+
+def test_the_library_runs_without_the_books_dependencies(tmp_path):
+    """`pip install srnets_lib` (no `book` extra): with every book-only package unimportable, the
+    command line plans the book's runs and trains and stores one run; the book's figures are the
+    only part that needs them."""
+    import subprocess
+
+    blocker = ("import sys\n"  # a module set to None in sys.modules is one Python cannot import
+               f"sys.modules.update(dict.fromkeys({BOOK_ONLY!r}))\n"
+               "from srnets_lib.__main__ import main\n"
+               "sys.exit(main(sys.argv[1:]))\n")
+    script = tmp_path / "core.py"
+    script.write_text(blocker)
+    env = {**__import__("os").environ, "SRNETS_RUNS": str(tmp_path / "runs")}
+
+    def core(*args):
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=600)
+
+    planned = core("plan", "book/sec4_2.ipynb", "--params", "params/toy.yaml")
+    assert planned.returncode == 0 and "runs" in planned.stdout, planned.stderr
+    ran = core("run", "params/toy.yaml", "task=nli", "method=finetune", "loss=std", "seed=1", "backbone=tiny",
+               "num_layers=null", "data.train_size=32", "data.dev_size=16", "data.test_size=16", "data.ood_size=16")
+    assert ran.returncode == 0, ran.stderr
+    assert list((tmp_path / "runs").glob("*/final.json"))
 
 
 def _make_book(tmp_path, *overrides: str, sweep_status: int = 0):

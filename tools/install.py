@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 CONSTRAINTS = ["-c", "constraints.txt"]
-WHAT = [*CONSTRAINTS, "-e", ".[test,ray]"]
+WHAT = [*CONSTRAINTS, "-e", ".[book,test,ray]"]
 # pip's setting -> uv's option (`pip config list` prints `<where>.<setting>='<values>'`)
 OPTIONS = {"find-links": "--find-links", "extra-index-url": "--extra-index-url", "index-url": "--index-url",
            "constraint": "--constraint"}

@@ -4,7 +4,6 @@ run's predictions at its selected checkpoint, an IMP level's at the end of the l
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from srnets_lib.book import mask_structure as structure
@@ -79,6 +78,7 @@ def training_optimum(page) -> pd.DataFrame | Shown:
 
 def _show(fig, shown: list, df, lacking: str) -> Shown:
     """The figure, then which of the shown series it lacks (`lacking` names them at {})."""
+    plt = plots.pyplot()
     plt.close(fig)
     missing = sorted({p.series for p in shown} - set(df.series))
     return Shown(fig, lacking.format(", ".join(missing)) if missing else None)

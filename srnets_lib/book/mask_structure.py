@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import re
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 import torch
 
+from srnets_lib.book import plots
 from srnets_lib.model.pruning import jaccard
 
 NEARLY_EMPTY = 0.01
@@ -74,6 +73,7 @@ def frame(masks: dict[tuple, dict[str, torch.Tensor]], num_heads: int, against: 
 def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
     """Three panels by layer (mean and sd over tasks and seeds): heads emptied, neurons emptied,
     Jaccard similarity to `against`."""
+    plt, sns = plots.pyplot(), plots.seaborn()
     panels = [("heads emptied", "attention heads emptied (%)"), ("neurons emptied", "feed-forward neurons emptied (%)"),
               ("jaccard", f"Jaccard similarity to {against}")]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))

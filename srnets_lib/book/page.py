@@ -12,7 +12,6 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import yaml
 
@@ -187,6 +186,7 @@ class Page:
 
     def figure(self) -> Shown:
         """The section's figure(s), drawn from the finished points, each with its caption."""
+        plt = plots.pyplot()
         figures = self.section.figure(self) if not self.frame.empty else []
         for fig in figures:
             plt.close(fig)

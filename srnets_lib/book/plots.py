@@ -3,12 +3,25 @@ lines) and tables (mean +- std) from a sections.gather.frame DataFrame."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
 from srnets_lib.book import columns
 from srnets_lib.book.shown import Html
+
+
+def pyplot():
+    """matplotlib's pyplot, imported where a figure is drawn: the book's dependency (the `book`
+    extra), never the library's core."""
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def seaborn():
+    """seaborn, imported where a figure is drawn (the `book` extra)."""
+    import seaborn as sns
+
+    return sns
 
 METRIC_LABEL = {"accuracy": "accuracy", "weighted_f1": "weighted F1", "f1": "F1 (duplicate)"}
 
@@ -18,6 +31,7 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
 
 
 def _palette(series: list[str]) -> dict:
+    sns = seaborn()
     colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
     return {name: colours[i % len(colours)] for i, name in enumerate(series)}
 
@@ -31,6 +45,7 @@ def id_label(df: pd.DataFrame) -> str:
 
 def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
     """One row per task, one column per metric (the ID score, then each OOD set)."""
+    plt, sns = pyplot(), seaborn()
     tasks = list(dict.fromkeys(df["task"]))
     columns = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
@@ -68,6 +83,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
 
 def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool = True):
     """Training curves (metrics.jsonl rows), one panel per metric, mean +- std over seeds."""
+    plt, sns = pyplot(), seaborn()
     metrics = [c for c in ["dev"] + sorted(set(df.columns) - {"dev", "step", "epoch", "sparsity", "loss",
                                                                   "series", "task", "seed", "x"}) if c in df]
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
@@ -113,6 +129,7 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     """Accuracy per subset of each task's OOD set (gather.subsets rows), one panel per task: the
     subsets of its subset column (HANS's heuristics, the synthetic members) or else its labels,
     grouped by label; mean ± sd over seeds."""
+    plt, sns = pyplot(), seaborn()
     ood = df[~df.split.isin(["dev", "test"])]
     tasks = list(dict.fromkeys(ood.task))
     # one task's panel as wide as the legend below it

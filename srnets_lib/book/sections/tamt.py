@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from srnets_lib.book import columns, plots
@@ -109,6 +108,7 @@ def scores_only(df: pd.DataFrame) -> pd.DataFrame:
 def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None):
     """One panel per task and one for the mean over tasks: ID score against x, the full model
     dashed; of the page's frame, or of `frame` (one group's rows)."""
+    plt = plots.pyplot()
     frame = page.frame if frame is None else frame
     df = scores_only(frame[frame.task != PROBE_TASK])
     overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(

@@ -4,11 +4,9 @@ downstream score, and its mask's distance to the OMP mask (1 - Jaccard similarit
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
-from srnets_lib.book import columns
+from srnets_lib.book import columns, plots
 from srnets_lib.model import pruning
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections.base import Point
@@ -151,6 +149,7 @@ class PretrainingLoss(TamtSection):
                                  [judged(analysis(page, s, masks)) for s in seeds])
 
     def figure(self, page):
+        plt, sns = plots.pyplot(), plots.seaborn()
         table = analysis(page)
         fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
         for ax, loss in zip(axes, LOSSES):
