@@ -192,3 +192,16 @@ def test_each_part_plans_alone_and_a_page_asks_of_each_run_what_the_whole_book_a
     alone, _ = graph(["book/sec4_2.ipynb"], toy)
     assert {n.request.keep_steps for n in alone if n.config.method == "finetune" and n.config.loss == "std"} == {
         tuple(toy.sections.sec5_1.steps)}
+
+
+@pytest.mark.parametrize("file, runs, digest", [("params/paper.yaml", 6013, "a982156a4edb7d24"),
+                                                ("params/toy.yaml", 147, "e6b3954519feec62")])
+def test_the_books_runs_keep_their_keys(file, runs, digest):
+    """Every run the book computes, by key: a refactoring that changed one run's settings, or what
+    a key hashes, changes this digest (a deliberate change comes with `rekey` or a new
+    ALGORITHM_VERSION, and a new digest here)."""
+    import hashlib
+
+    every, _ = graph([f"book/{s}.ipynb" for s in sections.SECTIONS], params.load(file))
+    assert len(every.nodes) == runs
+    assert hashlib.sha256(" ".join(sorted(every.nodes)).encode()).hexdigest()[:16] == digest

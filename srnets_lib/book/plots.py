@@ -47,9 +47,9 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
     """One row per task, one column per metric (the ID score, then each OOD set)."""
     plt, sns = pyplot(), seaborn()
     tasks = list(dict.fromkeys(df["task"]))
-    columns = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
+    panels = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
-    fig, axes = plt.subplots(len(tasks), columns, figsize=(4.2 * columns, 3.3 * len(tasks)), squeeze=False)
+    fig, axes = plt.subplots(len(tasks), panels, figsize=(4.2 * panels, 3.3 * len(tasks)), squeeze=False)
     palette = _palette(list(dict.fromkeys(df["series"])))
     for row, task in enumerate(tasks):
         sub = df[df.task == task]
@@ -69,7 +69,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
             ax.set_xlabel(xlabel)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
             ax.set_ylabel(METRIC_LABEL.get(kind, "metric"))
-        for col in range(len(cols), columns):
+        for col in range(len(cols), panels):
             axes[row][col].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if axes[0][0].get_legend():

@@ -28,15 +28,21 @@ class Method:
 
     # --- declarations (class level: plan and config validation read them) --------------------
     @classmethod
-    def validate(cls, config) -> None:
-        """Raise ValueError naming the field when `config` is not a valid run of this method."""
-        if cls.prunes and config.sparsity <= 0:
-            raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
-        for other in {*Method.__subclasses__()} - {cls, *cls.__mro__}:
+    def check(cls, config) -> None:
+        """Raise ValueError naming the field when `config` is not a valid run of this method: it
+        sets another method's own setting (`settings`), or its own rules refuse it (`validate`)."""
+        for other in _every(Method) - {cls, *cls.__mro__}:
             for field in set(other.settings) - set(cls.settings):
                 if getattr(config, field) != type(config).model_fields[field].default:
                     raise ValueError(f"{field}={getattr(config, field)} is method {other.__name__}'s setting: "
                                      f"method={config.method} does not read it")
+        cls.validate(config)
+
+    @classmethod
+    def validate(cls, config) -> None:
+        """This method's own rules (check calls it): raise ValueError naming the field."""
+        if cls.prunes and config.sparsity <= 0:
+            raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
         if not cls.gradual and (config.schedule != "fixed" or config.sparsity_init is not None):
             raise ValueError(f"schedule={config.schedule} and sparsity_init are for gradual mask training "
                              f"(section 5.2), not method={config.method}")
@@ -72,3 +78,7 @@ class Method:
     def on_selected(self, model: torch.nn.Module) -> None:
         """After an evaluation whose checkpoint became the selected one (its copy already taken)."""
 
+
+def _every(cls: type) -> set[type]:
+    """Every subclass of `cls`, however deep."""
+    return {c for sub in cls.__subclasses__() for c in (sub, *_every(sub))}

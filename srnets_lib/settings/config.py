@@ -173,7 +173,7 @@ class RunConfig(_Frozen):
 
     @model_validator(mode="after")
     def _check(self):
-        methods.get(self.method).validate(self)  # what the method reads (methods/)
+        methods.get(self.method).check(self)  # what the method reads (methods/)
         kinds.of(self.task).validate(self)  # the losses its kind trains with (training/kinds/)
         if self.select_metric is not None:
             recorded = spec(self.task).metrics or (spec(self.task).metric,)
