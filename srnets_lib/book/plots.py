@@ -30,7 +30,8 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
     return ["id"] + sorted(columns.ood_columns(df))
 
 
-def _palette(series: list[str]) -> dict:
+def palette_of(series: list[str]) -> dict:
+    """{series name: its colour} for the series of one figure (every figure draws through this)."""
     sns = seaborn()
     colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
     return {name: colours[i % len(colours)] for i, name in enumerate(series)}
@@ -50,7 +51,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
     panels = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
     fig, axes = plt.subplots(len(tasks), panels, figsize=(4.2 * panels, 3.3 * len(tasks)), squeeze=False)
-    palette = _palette(list(dict.fromkeys(df["series"])))
+    palette = palette_of(list(dict.fromkeys(df["series"])))
     for row, task in enumerate(tasks):
         sub = df[df.task == task]
         cols = [c for c in metric_columns(sub) if sub[c].notna().any()]
