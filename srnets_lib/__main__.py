@@ -2,7 +2,9 @@
 `python -m srnets_lib plan ...` (what a sweep would compute: runs, steps, disk, GPU-hours),
 `python -m srnets_lib evaluate ...` (score finished runs on OOD sets added since, without
 training), `python -m srnets_lib robustness` (the core claims judged again at other data seeds and
-bias strengths) and `python -m srnets_lib rekey` (move a store's version-3 runs to version 4's keys).
+bias strengths), `python -m srnets_lib export` (a run or a page's points as Hugging Face model folders
+with model cards: srnets_lib/export/) and `python -m srnets_lib rekey` (move a store's version-3 runs
+to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
 `sparsity`, `seed`, `task` and `from` (std | poe: the fine-tuned model a pruning run starts
@@ -126,6 +128,11 @@ def main(argv=None) -> int:
     from .robustness import add_arguments as robustness_arguments
 
     robustness_arguments(robust)
+    exporter = sub.add_parser("export", help="a run (its key) or a page's points as Hugging Face model folders "
+                                             "with a model card, measured beside the dense model")
+    from .export.cli import add_arguments as export_arguments
+
+    export_arguments(exporter)
     rekey = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     rekey.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     rekey.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
@@ -143,6 +150,10 @@ def main(argv=None) -> int:
             from .robustness import main as robustness_main
 
             return robustness_main(args)
+        if args.command == "export":
+            from .export.cli import main as export_main
+
+            return export_main(args)
         if args.command == "rekey":
             from .rekey import main as rekey_main
 
