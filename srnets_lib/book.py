@@ -93,7 +93,10 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
         "`SRNETS_COMPUTE=0 jupyter-book build --all .` (or `make book` for the whole book).",
         f"- At paper scale (a GPU, the datasets): `python -m srnets_lib plan {notebook} --params params/paper.yaml` "
         "lists its runs and optimizer steps (GPU-hours with `--steps-per-second`, or the rate `python -m "
-        "srnets_lib.bench` measured on the GPU), then `make book PARAMS=params/paper.yaml`."])
+        "srnets_lib.bench` measured on the GPU), then `make book PARAMS=params/paper.yaml`.",
+        f"- Its points as Hugging Face model folders with model cards: `python -m srnets_lib export --page {name} --series "
+        f"\"{next(p.series for p in sections.points(name, params) if not p.reference)}\" --params {source} --out "
+        f"exported/{name}` (one series; `--task`, `--sparsity`, `--seed` narrow it; README, \"Taking a subnetwork out\")."])
 
 
 def _identity(p: sections.Point) -> tuple:
