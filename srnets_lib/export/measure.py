@@ -2,13 +2,14 @@
 (the same weights with the mask removed) and the pruned one, each exported as a transformers folder.
 
 - size on disk: model.safetensors (zeros are stored: the same size), the same file gzip-compressed
-  (level 6), and for the pruned model the bytes of a bit-packed mask plus its kept values (fp32)
-  with the other tensors dense, the least an unstructured mask can be stored in without entropy
-  coding (computed, not a format transformers loads);
-- CPU inference: the median latency of a forward pass on seeded token ids at each batch size, and
-  the process's peak resident memory during inference, each variant in a fresh process
-  (measure_worker.py): dense; pruned with dense kernels (zeros multiplied like any weight); pruned
-  with its masked linear layers as torch sparse CSR matrices (int32 indices).
+  (level 6), the pruned model with its masked linear layers stored as CSR (write_csr), and the
+  bytes of a bit-packed mask plus the kept values (fp32) with the other tensors dense, the least
+  an unstructured mask can be stored in without entropy coding (computed, no file);
+- CPU inference of three variants: dense; pruned with dense kernels (zeros multiplied like any
+  weight); pruned with its masked linear layers as torch sparse CSR matrices (int32 indices). The
+  median latency of a forward pass on seeded token ids at each batch size, the three variants'
+  passes interleaved in one process so that other load on the machine slows them alike; the peak
+  resident memory while running, each variant in a fresh process (measure_worker.py).
 A GPU and semi-structured 2:4 sparsity are not measured here (no GPU on the CPU machines this runs
 on; an unstructured mask is not 2:4: model card, Sparsity).
 
@@ -28,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,38 +74,55 @@ def packed_size(path: Path, masks: dict[str, torch.Tensor]) -> int:
     return total
 
 
-def run_worker(folder: Path, auto_class: str, remote: bool, csr: list[str], batches, length: int,
-               seconds: float) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the worker needs no srnets_lib
-    out = subprocess.run([sys.executable, "-P", str(WORKER), str(folder), auto_class, "1" if remote else "0",
-                          json.dumps(csr), json.dumps(list(batches)), str(length), str(seconds)],
-                         capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+def run_worker(*args) -> dict:
+    """measure_worker.py with `args` in a fresh process, without srnets_lib on its path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-P", str(WORKER), *map(str, args)], capture_output=True, text=True, env=env,
+                         cwd=tempfile.gettempdir())
     if out.returncode != 0:
-        raise RuntimeError(f"{WORKER.name} on {folder} failed: {out.stderr.strip().splitlines()[-1:]}")
+        raise RuntimeError(f"{WORKER.name} {args[0]} failed: {out.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def write_csr(pruned: Path, layers: list[str], path: Path) -> None:
+    """The pruned model's weights file with `layers` stored as CSR (int32 row pointers and column
+    indices, fp32 kept values: `<layer>.weight.crow`, `.col`, `.values`), the other tensors dense."""
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(pruned / "model.safetensors"))
+    for layer in layers:
+        with warnings.catch_warnings():  # "sparse CSR support is in beta": it computes what dense kernels do
+            warnings.simplefilter("ignore", UserWarning)
+            csr = tensors.pop(f"{layer}.weight").to_sparse_csr()
+        tensors.update({f"{layer}.weight.crow": csr.crow_indices().int(), f"{layer}.weight.col": csr.col_indices().int(),
+                        f"{layer}.weight.values": csr.values()})
+    save_file(tensors, str(path))
+
+
 def measure(dense: Path, pruned: Path, masks: dict[str, torch.Tensor], auto_class: str, remote: bool,
-            length: int, batches=(1, 32), seconds: float = 2.0) -> Measurement:
-    """Every variant of VARIANTS, one fresh process each, one after another."""
+            length: int, batches=(1, 32), seconds: float = 5.0) -> Measurement:
+    """Sizes; memory, each variant in its own fresh process; latency, the three interleaved in one."""
     from safetensors import safe_open
 
     with safe_open(str(pruned / "model.safetensors"), "pt") as f:
         stored = set(f.keys())  # a masked LM export leaves the pooler out
-    csr = sorted(n for n, m in masks.items() if f"{n}.weight" in stored and "embeddings" not in n and not bool(m.all()))
-    sizes = {False: {"safetensors": (dense / "model.safetensors").stat().st_size,
-                     "gzip": gzip_size(dense / "model.safetensors")},
-             True: {"safetensors": (pruned / "model.safetensors").stat().st_size,
-                    "gzip": gzip_size(pruned / "model.safetensors"),
-                    "packed": packed_size(pruned / "model.safetensors", masks)}}
-    rows, load = [], os.getloadavg()[0]
-    for name, is_pruned, sparse in VARIANTS:
-        got = run_worker(pruned if is_pruned else dense, auto_class, remote, csr if sparse else [], batches,
-                         length, seconds)
-        rows.append({"name": name, "sizes": {} if sparse else sizes[is_pruned], **got})
-    probes = [torch.tensor(r.pop("probe")) for r in rows]
-    return Measurement(rows, tuple(batches), length, float((probes[2] - probes[1]).abs().max()), cpu_name(),
-                       rows[0]["threads"], all(r["peak_reset"] for r in rows), (load, os.getloadavg()[0]))
+    layers = sorted(n for n, m in masks.items() if f"{n}.weight" in stored and m.dim() == 2 and "embeddings" not in n
+                    and not bool(m.all()))
+    with tempfile.TemporaryDirectory() as tmp:
+        csr = Path(tmp) / "model_csr.safetensors"
+        write_csr(pruned, layers, csr)
+        files = {"dense": dense / "model.safetensors", "pruned": pruned / "model.safetensors", "csr": csr}
+        sizes = {k: {"safetensors": f.stat().st_size, "gzip": gzip_size(f)} for k, f in files.items()}
+        sizes["pruned"]["packed"] = packed_size(files["pruned"], masks)
+        remote_flag, shape, load = "1" if remote else "0", (json.dumps(list(batches)), length), os.getloadavg()[0]
+        timing = run_worker("latency", dense, pruned, auto_class, remote_flag, csr, *shape, seconds)
+        rows = []
+        for (name, is_pruned, sparse), key in zip(VARIANTS, ("dense", "pruned", "csr")):
+            held = run_worker("memory", pruned if is_pruned else dense, auto_class, remote_flag, csr if sparse else "",
+                              *shape)
+            rows.append({"name": name, "sizes": sizes[key], **held, **timing["variants"][key]})
+    return Measurement(rows, tuple(batches), length, timing["csr_difference"], cpu_name(), timing["threads"],
+                       all(r["peak_reset"] for r in rows), (load, os.getloadavg()[0]))
 
 
 def cpu_name() -> str:
@@ -131,8 +150,7 @@ def markdown(m: Measurement, title: str = "## Size, latency and memory") -> str:
     lines = [title, "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in m.rows:
         s = r["sizes"]
-        cells = [r["name"], _mb(s["safetensors"]) if s else "as above", _mb(s["gzip"]) if s else "as above",
-                 _mb(s["packed"]) if "packed" in s else "–"]
+        cells = [r["name"], _mb(s["safetensors"]), _mb(s["gzip"]), _mb(s["packed"]) if "packed" in s else "–"]
         cells += [f"{r['latency_ms'][str(b)]:.1f} ({r['fastest_ms'][str(b)]:.1f})" for b in m.batches]
         cells += [f"{r['peak_mb']:.0f}", f"{r['peak_mb'] - r['imported_mb']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -144,13 +162,15 @@ def reading(m: Measurement) -> str:
     dense, pruned, sparse = m.rows
     gain = 1 - pruned["sizes"]["gzip"] / dense["sizes"]["gzip"]
     speed = ", ".join(f"batch {b}: x{dense['latency_ms'][str(b)] / sparse['latency_ms'][str(b)]:.2f}" for b in m.batches)
-    return (f"Measured on {m.cpu}, {m.threads} threads, in one run, each model in a fresh process (load average "
+    return (f"Measured on {m.cpu}, {m.threads} threads, in one run (load average "
             f"{m.load[0]:.1f} before, {m.load[1]:.1f} after: other processes shared the cores where it is above 0). "
-            "Latency: the median of at least 5 forward passes on seeded token ids (the fastest in brackets). "
+            "Latency: the median of at least 5 forward passes on seeded token ids (the fastest in brackets), the "
+            "three models' passes interleaved in one process; memory: each model in a fresh process. "
             f"Disk: the safetensors file stores the zeros, so pruning saves nothing there; compressed it is "
             f"{100 * gain:.0f}% smaller than the dense model's compressed file, and a bit-packed mask with the kept "
             f"values would take {100 * pruned['sizes']['packed'] / dense['sizes']['safetensors']:.0f}% of the dense "
-            "file. Speed: dense kernels multiply the zeros, the same work as the dense model's; the sparse CSR "
+            f"file; the CSR file (int32 indices: 8 bytes per kept weight) takes "
+            f"{100 * sparse['sizes']['safetensors'] / dense['sizes']['safetensors']:.0f}%. Speed: dense kernels multiply the zeros, the same work as the dense model's; the sparse CSR "
             f"layers run at {speed} the dense model's speed (above 1 is faster), their outputs within "
             f"{m.csr_difference:.1e} of the dense kernels'. Memory: the process's resident peak during inference"
             + ("" if m.peak_reset else " (including loading: /proc/self/clear_refs was not writable)")
