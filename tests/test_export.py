@@ -3,7 +3,8 @@ subnetwork f(m . theta) itself: its weights are W * m for every masked layer, tr
 in a fresh process that never imports srnets_lib, and it predicts on every evaluation split the
 class the run stored (predictions.npz). Also: an IMP run (its weights recomputed, the store kept
 none) and an IMP level, a page's series in one command, the card's metadata, clear errors, a corpus
-mask as a masked LM, the size/latency/memory measurement, and the command on every page.
+mask as a masked LM, a SQuAD subnetwork as a question-answering model, the size/latency/memory
+measurement, and the command on every page.
 
 The toy runs here are params/toy.yaml's (the packaged MiniLM, its first 2 layers, mean pooling) on
 smaller evaluation splits, so that the predictions compared are a trained model's, not a constant."""
@@ -179,6 +180,18 @@ def test_the_card_front_matter_parses_and_names_what_it_reports(toy):
     assert "heads emptied" in text and "push_to_hub" in text and "exported with `--no-measure`" in text
 
 
+def test_the_card_gives_the_seed_spread_of_its_point_where_the_store_has_other_seeds(toy, tmp_path, monkeypatch):
+    monkeypatch.setenv("SRNETS_RUNS", str(toy["root"]))
+    second = Recipes(toy["params"]).prune_ft("nli", "mask", "poe", 0.3, 2)
+    execute(second, toy["params"].execution.request())
+    point = ["--page", "sec4_2", "--series", "mask train (poe)", "--task", "nli", "--sparsity", "0.3", "--seed", "1"]
+    assert main(["export", *point, "--out", str(tmp_path), "--no-measure", "--params", "params/toy.yaml",
+                 "--set", *SMALL, "seeds=[1,2]"]) == 0
+    scores = [Run(c, toy["root"]).result().ood["hans-like"] for c in (toy["mask"], second)]
+    spread = f"{100 * np.mean(scores):.1f} ± {100 * np.std(scores):.1f} (2 seeds)"
+    assert f"| hans-like | accuracy (x100) | {100 * scores[0]:.1f} | {spread} |" in (tmp_path / "README.md").read_text()
+
+
 def test_each_page_shows_the_command_that_exports_its_points():
     text = book.reproduce_text("sec4_2", params_lib.load("params/toy.yaml"), [0.7], [1])
     assert '`python -m srnets_lib export --page sec4_2 --series "mask train (std)"' in text
@@ -218,6 +231,29 @@ def test_a_corpus_mask_exports_as_a_masked_lm_whose_decoder_reads_the_unmasked_t
     assert main(["export", corpus.key(), "--out", str(tmp_path / "cli"), "--no-measure"]) == 0
     meta = yaml.safe_load((tmp_path / "cli" / "README.md").read_text().split("---\n")[1])
     assert meta["pipeline_tag"] == "fill-mask" and meta["metrics"] == ["mlm_loss", "kd_loss"]
+
+
+def test_a_subnetwork_fine_tuned_on_squad_exports_as_a_question_answering_model(store, tmp_path):
+    """TAMT's transfer to SQuAD (section 4.1): a corpus mask's subnetwork fine-tuned with a span
+    head trains weights the store did not keep, so it is computed again; the folder holds W * m on
+    the encoder's matrices and computes the srnets model's start and end logits."""
+    from transfer_fixture import write_squad
+
+    write_squad(tmp_path)
+    omp = RunConfig(task="corpus", method="omp", loss="mlm", sparsity=0.5, backbone="tiny", max_length=32,
+                    data=DataConfig(train_size=4, dev_size=2, ood_size=2))
+    transfer = RunConfig(task="squad", backbone="tiny", max_length=128, batch_size=2, epochs=1, eval_interval=1,
+                         data=DataConfig(source="local", path=str(tmp_path)), mask_from=omp)
+    execute(transfer)
+    rebuilt = rebuild.rebuild(transfer, say=lambda line: None)
+    assert "computed again here" in rebuilt.weights
+    assert set(rebuilt.masks) == {n for n in Run(omp).masks() if models.is_transformer_matrix(n)}
+    reference = check.outputs(rebuilt.model, check.probe_batch(rebuilt.model, 128))
+    folder = hf.write(rebuilt, tmp_path / "qa")
+    assert folder.auto_class == "AutoModelForQuestionAnswering" and not folder.remote_code
+    assert check.check(folder, rebuilt, reference).max_output_difference < 1e-5
+    weights = load_file(str(tmp_path / "qa" / "model.safetensors"))
+    assert all(not weights[f"{n}.weight"][~m].any() for n, m in rebuilt.masks.items())
 
 
 def test_measurement_compares_dense_and_pruned_side_by_side(tmp_path):

@@ -163,7 +163,8 @@ def reading(m: Measurement) -> str:
     gain = 1 - pruned["sizes"]["gzip"] / dense["sizes"]["gzip"]
     speed = ", ".join(f"batch {b}: x{dense['latency_ms'][str(b)] / sparse['latency_ms'][str(b)]:.2f}" for b in m.batches)
     return (f"Measured on {m.cpu}, {m.threads} threads, in one run (load average "
-            f"{m.load[0]:.1f} before, {m.load[1]:.1f} after: other processes shared the cores where it is above 0). "
+            f"{m.load[0]:.1f} before, {m.load[1]:.1f} after; the measuring process counts about 1, more means other "
+            "processes shared the cores). "
             "Latency: the median of at least 5 forward passes on seeded token ids (the fastest in brackets), the "
             "three models' passes interleaved in one process; memory: each model in a fresh process. "
             f"Disk: the safetensors file stores the zeros, so pruning saves nothing there; compressed it is "
