@@ -133,7 +133,7 @@ def write(rebuilt: Rebuilt, out: Path, masked: bool = True, beside: bool = True)
     tidy_tokenizer_config(out / "tokenizer_config.json")
     if beside:
         save_mask(rebuilt.masks, out / "mask.npz")
-        shutil.copyfile(Run(rebuilt.config).file(paths.CONFIG), out / "config.yaml")
+        shutil.copyfile((rebuilt.store or Run(rebuilt.config).dir) / paths.CONFIG, out / "config.yaml")
     return Folder(out, AUTO_CLASS[rebuilt.kind], remote, sorted(p.name for p in out.iterdir()))
 
 

@@ -44,6 +44,7 @@ class Rebuilt:
     kind: str  # "classify", "regress", "span" (SQuAD) or "corpus" (masked LM)
     weights: str  # where the weights came from, in words (the model card says it)
     recomputed: str | None = None  # how the recomputed result differs from the stored one
+    store: Path | None = None  # the run's directory in the store
 
     @property
     def scores(self):
@@ -80,7 +81,7 @@ def rebuild(config: RunConfig, level: float | None = None, root: Path | None = N
         pruning.apply_masks(masked, store.masks(level), str(store.dir))
     model.eval()
     return Rebuilt(config, level, model, {n: m.binary_mask().cpu() for n, m in masked.items()}, result,
-                   store.predictions(level), labels, kind, weights, recomputed)
+                   store.predictions(level), labels, kind, weights, recomputed, store.dir)
 
 
 def level_step(config: RunConfig, result: RunResult, level: float) -> int:
