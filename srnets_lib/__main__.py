@@ -1,7 +1,8 @@
 """Command line: `python -m srnets_lib run PARAMS key=value ...` (one configuration), `sweep` (every
 run the given notebooks show, on Ray or locally), `plan` (what a sweep would compute: runs, steps,
 inputs, disk, GPU-hours), `evaluate` (score finished runs on OOD sets added since, without training),
-`robustness` (the core claims judged again at other data seeds and bias strengths) and `rekey`
+`robustness` (the core claims judged again at other data seeds and bias strengths), `export` (a run
+or a page's points as Hugging Face model folders with model cards: srnets_lib/export/) and `rekey`
 (move a store's version-3 runs to version 4's keys).
 
 run: one configuration. `method` (finetune | mask | imp | imp-rw | omp | random), `loss`,
@@ -20,6 +21,7 @@ from srnets_lib import methods, paths
 from srnets_lib.book import robustness
 from srnets_lib.book import runs as book_runs
 from srnets_lib.data.inputs import hub_datasets, missing as missing_inputs
+from srnets_lib.export import cli as export_cli
 from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.store import rekey
@@ -215,6 +217,8 @@ def parser() -> argparse.ArgumentParser:
                                              "without training")
     _notebooks_and_params(scorer, "whose runs to score")
     _robustness_parser(sub)
+    export_cli.add_arguments(sub.add_parser("export", help="a run (its key) or a page's points as Hugging Face model "
+                                                          "folders with a model card, measured beside the dense model"))
     moved = sub.add_parser("rekey", help="move a store's algorithm-version-3 runs to their version-4 keys")
     moved.add_argument("--runs", default=None, help="the run store (default: $SRNETS_RUNS, else runs/)")
     moved.add_argument("--dry-run", action="store_true", help="print what would move, move nothing")
@@ -222,7 +226,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"run": _run, "sweep": _sweep, "plan": _plan, "evaluate": _evaluate, "robustness": _robustness,
-            "rekey": _rekey}
+            "export": lambda args: export_cli.main(args), "rekey": _rekey}
 
 
 def main(argv=None) -> int:

@@ -91,7 +91,10 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
         f"- At paper scale (a GPU, the datasets): `python -m srnets_lib plan {notebook} --params params/paper.yaml` "
         "lists its runs, optimizer steps and GPU-hours (at the rates `python -m srnets_lib.tools.bench` measured on the "
         f"GPU for each run's setting); compute them with the whole part, `make book PARAMS=params/paper.yaml "
-        f"PART={part}`."])
+        f"PART={part}`.",
+        f"- Its points as Hugging Face model folders with model cards: `python -m srnets_lib export --page {name} --series "
+        f"\"{next(p.series for p in sections.points(name, params) if not p.reference)}\" --params {source} --out "
+        f"exported/{name}` (one series; `--task`, `--sparsity`, `--seed` narrow it)."])
 
 
 def _identity(p: sections.Point) -> tuple:

@@ -77,6 +77,13 @@ class TaskKind:
     losses: ClassVar[tuple[str, ...]]  # what its runs may train with (RunConfig.loss)
     task_agnostic: ClassVar[bool] = False  # its runs' masks serve every task (TAMT's corpus)
     lengths: ClassVar[str] = "mnli-like"  # bench's lengths of its steps (mnli-like, or full: every token real)
+    # its trained model as a Hugging Face folder (export/): the transformers Auto class it loads as,
+    # the Hub's pipeline tag, the inputs of an example call, and whether its runs store per-example
+    # predictions the exported folder is checked against
+    auto_class: ClassVar[str]
+    pipeline_tag: ClassVar[str]
+    example_inputs: ClassVar[str]
+    stores_predictions: ClassVar[bool] = False
 
     @classmethod
     def validate(cls, config: RunConfig) -> None:

@@ -30,6 +30,9 @@ WORKLOADS = {"mask": "mask", "imp": "imp", "imp-rw": "imp"}  # method -> bench w
 class Classification(TaskKind):
     name = "classification"
     losses = tuple(losses.LOSSES)
+    auto_class, pipeline_tag = "AutoModelForSequenceClassification", "text-classification"
+    example_inputs = 'tokenizer("a premise", "a hypothesis", truncation=True, return_tensors="pt")'
+    stores_predictions = True
 
     @classmethod
     def workload(cls, config):

@@ -38,6 +38,8 @@ class Corpus(TaskKind):
     losses = tuple(OBJECTIVES)
     task_agnostic = True  # a mask searched here is fine-tuned on every task
     lengths = "full"  # contiguous blocks of max_length tokens
+    auto_class, pipeline_tag = "AutoModelForMaskedLM", "fill-mask"
+    example_inputs = 'tokenizer("a text with a [MASK] token", truncation=True, return_tensors="pt")'
 
     @classmethod
     def workload(cls, config):

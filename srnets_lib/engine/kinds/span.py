@@ -23,6 +23,8 @@ class Span(TaskKind):
     name = "span extraction"
     losses = ("std",)  # no class to debias: the span loss (losses.span)
     lengths = "full"  # every window is max_length tokens
+    auto_class, pipeline_tag = "AutoModelForQuestionAnswering", "question-answering"
+    example_inputs = 'tokenizer("a question", "its context", truncation=True, return_tensors="pt")'
 
     @classmethod
     def workload(cls, config):

@@ -1,0 +1,115 @@
+"""`python -m srnets_lib export`: a run (by its key) or a page's points (section, series, task,
+sparsity, seed) as Hugging Face model folders, each with its model card.
+
+    python -m srnets_lib export nli-mask-poe-cc5db93e837c --out exported/
+    python -m srnets_lib export --page sec4_2 --series "mask train (poe)" --task nli --sparsity 0.7 --seed 1 --out DIR
+    python -m srnets_lib export --page sec4_2 --series "mask train (poe)" --out DIR   # every point: DIR/<point>/
+
+Per run: rebuild its model from the store (rebuild.py: computing it again where its weights were
+not kept), write the folder (hf.py), load it back with transformers and check it against the run
+(check.py), measure it beside its dense model (measure.py; --no-measure skips), write README.md
+(card.py). Exit 1 if a folder's predictions disagree with its run's stored ones.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from srnets_lib.book.banner import shown_path
+from srnets_lib.export import card, check, hf, measure, rebuild, targets as chosen
+from srnets_lib.export.targets import Target
+from srnets_lib.settings import params as params_lib
+
+
+DEFAULT_PARAMS = "params/toy.yaml"
+EXPORT_FILES = ("README.md", "config.json", "config.yaml", "mask.npz", "model.safetensors", "modeling_mean_pooled.py",
+                "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "merges.txt")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("run", nargs="?", help="a run key (runs/<key>/); or give --page and its filters")
+    parser.add_argument("--out", required=True, help="the folder to write (several points: one folder each inside)")
+    parser.add_argument("--page", help="a book page (sec4_2, ..., tamt_transfer): export its points")
+    parser.add_argument("--series", help="the page's series, as its legend names it, e.g. \"mask train (poe)\"")
+    parser.add_argument("--task", help="the point's task")
+    parser.add_argument("--sparsity", type=float, help="the point's x: sparsity (steps or epochs on sec5_1, sec5_2)")
+    parser.add_argument("--seed", type=int, help="the point's seed")
+    parser.add_argument("--params", default=None, help=f"params file (default: $SRNETS_PARAMS, else {DEFAULT_PARAMS})")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="params overrides, as sweep --set")
+    parser.add_argument("--no-measure", action="store_true", help="skip the size/latency/memory measurement")
+    parser.add_argument("--check-examples", type=int, default=None,
+                        help="check the folder on the first N examples of each split (default: all)")
+
+
+def main(args) -> int:
+    if bool(args.run) == bool(args.page):
+        raise ValueError("export: give a run key or --page (with --series, --task, --sparsity, --seed), not both")
+    params = params_lib.load(args.params or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS), args.set)
+    targets = ([chosen.by_key(args.run, params)] if args.run else
+               chosen.by_point(args.page, params, args.series, args.task, args.sparsity, args.seed))
+    missing = chosen.unfinished(targets)
+    if missing:
+        raise ValueError(f"{len(missing)} of the {len(targets)} points have no finished run: {'; '.join(missing[:4])}"
+                         f"{' ...' if len(missing) > 4 else ''}; compute them with `python -m srnets_lib sweep "
+                         f"book/{args.page}.ipynb --params {params.source}`")
+    out, failed = Path(args.out), 0
+    for target in targets:
+        folder = out if len(targets) == 1 else out / target.name()
+        say(f"export: {target.name()} (run {target.config.key()}) -> {folder}")
+        failed += not export(target, folder, params, args)
+    if failed:
+        print(f"export: {failed} folder(s) predict other than their run stored (their README.md says where)",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def export(target: "Target", out: Path, params, args) -> bool:
+    """Write one folder and its card; whether it reproduces the run's stored predictions."""
+    prepare(out)
+    config = target.config
+    rebuilt = rebuild.rebuild(config, target.level, request=params.execution.request(), say=say)
+    reference = check.outputs(rebuilt.model, check.probe_batch(rebuilt.model, config.max_length))
+    folder = hf.write(rebuilt, out)
+    checked = check.check(folder, rebuilt, reference, args.check_examples)
+    measurement = None
+    if not args.no_measure and rebuilt.masks:
+        say(f"export: measuring {out.name} beside its dense model (size, latency, memory)")
+        with tempfile.TemporaryDirectory() as tmp:
+            dense = hf.write(rebuilt, Path(tmp) / "dense", masked=False, beside=False)
+            measured = measure.measure(dense.path, folder.path, rebuilt.masks, folder.auto_class, folder.remote_code,
+                                       config.max_length)
+        measurement = measure.markdown(measured)
+    facts = card.Facts(target, rebuilt, folder, checked, params, command(target, out, params, args.set),
+                       card.seed_spread(target, params), measurement)
+    (out / "README.md").write_text(card.render(facts))
+    return checked.agrees
+
+
+def prepare(out: Path) -> None:
+    """An empty folder, or a previous export's (whose files are replaced); anything else is refused."""
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "config.yaml").is_file() or any(p.name not in EXPORT_FILES for p in out.iterdir()):
+            raise ValueError(f"--out {out}: not empty and not a previous export; give a new or empty folder")
+        for name in EXPORT_FILES:
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def command(target: Target, out: Path, params, overrides: list[str]) -> str:
+    """The export command that writes this one folder again."""
+    p, source = target.point, shown_path(params.source)
+    where = (["--params", source] if source != DEFAULT_PARAMS else []) + (["--set", *overrides] if overrides else [])
+    if p is None:
+        parts = [target.config.key()]
+    else:
+        parts = ["--page", target.page, "--series", p.series, "--task", p.task, "--sparsity", f"{p.x:g}",
+                 "--seed", str(p.seed)]
+    return "python -m srnets_lib export " + " ".join(shlex.quote(a) for a in parts + where + ["--out", str(out)])
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
