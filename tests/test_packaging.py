@@ -168,7 +168,7 @@ def test_the_installer_falls_back_to_pip_when_uv_fails(monkeypatch, failing):
 
     monkeypatch.setattr(install.subprocess, "run", run)
     assert install.main() == 0
-    assert calls[-1][1:] == ["-m", "pip", "install", "-q", "-c", "constraints.txt", "-e", ".[test,ray]"]
+    assert calls[-1][1:] == ["-m", "pip", "install", "-q", "-c", "constraints.txt", "-e", ".[book,test,ray]"]
     assert not calls[-1][0].endswith("/uv")
     assert len(calls) == (2 if failing == "uv's wheel" else 4)  # + pip config list, uv pip install
 
@@ -186,5 +186,5 @@ def test_the_installer_uses_uv_alone_and_compiles_bytecode(monkeypatch):
     assert install.main() == 0
     uv = calls[-1]
     assert uv[0].endswith("/uv") and uv[1:3] == ["pip", "install"] and "--compile-bytecode" in uv
-    assert uv[-4:] == ["-c", "constraints.txt", "-e", ".[test,ray]"]
+    assert uv[-4:] == ["-c", "constraints.txt", "-e", ".[book,test,ray]"]
     assert [c for c in calls if "install" in c and not c[0].endswith("/uv") and c[-1] != "uv"] == []
