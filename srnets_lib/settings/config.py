@@ -64,6 +64,16 @@ class DataConfig(_Frozen):
     member_skew: float = Field(0.0, ge=0.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
     data_seed: int = Field(0, ge=0)
+    # fine-tuning with reduced data (TAMT figure 9): a random subset of subset_size training examples
+    # (SQuAD: of its windows) drawn with subset_seed, as the authors' random_split seeded by the
+    # fine-tuning seed (imp_and_fine_tune/glue_trans_few.py:880, squad_trans_few.py:1005); None: the
+    # whole split (or its first train_size rows)
+    subset_size: Optional[int] = Field(None, gt=0)
+    subset_seed: Optional[int] = Field(None, ge=0)
+    # MNLI's dev set that is the run's dev (selected on and reported): matched, or mismatched (the
+    # authors': imp_and_fine_tune/glue_trans.py:541-542 keep mnli-mm's accuracy under the key they
+    # select on); the other is evaluated beside it
+    mnli_dev: Literal["matched", "mismatched"] = "matched"
     # real data: refuse a file (or hub split) whose labelled rows are not its published count
     # (appendix table 1; data/local.py PUBLISHED_ROWS), so a split, truncated or wrong file is never
     # taken for the paper's; false reads files of any size (a cut-down copy, a rehearsal)
@@ -75,6 +85,9 @@ class DataConfig(_Frozen):
             raise ValueError("data.source=local needs data.path (the folder with the original files)")
         if self.source == "synthetic" and not (self.train_size and self.dev_size and self.ood_size):
             raise ValueError("data.source=synthetic needs train_size, dev_size and ood_size")
+        if (self.subset_size is None) != (self.subset_seed is None):
+            raise ValueError("data.subset_size and data.subset_seed go together (a random subset of the training "
+                             f"split drawn with a seed); got subset_size={self.subset_size}, subset_seed={self.subset_seed}")
         if self.test_size is not None and self.source != "synthetic":
             raise ValueError(f"data.test_size={self.test_size}: only synthetic data have an ID test split "
                              f"(real data are selected and reported on dev, as the authors' scripts do); "
@@ -107,6 +120,9 @@ class RunConfig(_Frozen):
     warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
+    # the optimiser (engine/step.py): AdamW, or BertAdam, TAMT-KD's (no bias correction, eps 1e-6:
+    # mask_training/transformer/optimization.py of llyx97/TAMT)
+    optimizer: Literal["adamw", "bertadam"] = "adamw"
     grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
@@ -121,6 +137,19 @@ class RunConfig(_Frozen):
     # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
     # compute); max_length = every pair padded to max_length, random batches (the authors')
     padding: Literal["dynamic", "max_length"] = "dynamic"
+    # the corpus's own settings (TAMT section 3.4.3; engine/kinds/corpus.py, which alone reads them).
+    # kd_data: what TAMT-KD trains on and the held-out KD loss reads: the MLM's contiguous blocks
+    # (ours), or the authors' KD data, one instance per run of paragraphs padded to max_length with
+    # one token altered (mask_training/pregenerate_training_data.py --one_seq); kd_loss_padding: the
+    # KD loss averages over padded positions too (theirs: train_kd.py, eval_kd.py); kd_teacher_dropout:
+    # the KD teacher keeps dropout on (train_kd.py never calls its eval()); kd_eval_loss: the held-out
+    # KD loss is equation 6's cosine, or eval_kd.py's default full_mse; mlm_unk_targets: [UNK] may be an
+    # MLM target (their mask_tokens excludes only [CLS], [SEP] and padding)
+    kd_data: Literal["blocks", "paragraphs"] = "blocks"
+    kd_loss_padding: bool = False
+    kd_teacher_dropout: bool = False
+    kd_eval_loss: Literal["cosine", "mse"] = "cosine"
+    mlm_unk_targets: bool = False
     # pruning (appendix A.1, table 4)
     sparsity: float = Field(0.0, ge=0.0, lt=1.0)
     sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
@@ -180,6 +209,8 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.data.mnli_dev != "matched" and self.task != "mnli":
+            raise ValueError(f"data.mnli_dev={self.data.mnli_dev} picks MNLI's dev set: task={self.task} has none")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
         self._check_dependencies()
