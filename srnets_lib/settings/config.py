@@ -185,6 +185,9 @@ class RunConfig(_Frozen):
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
+    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps
+    # (TAMT's glue_trans*.py / squad_trans*.py: the last is recorded, never compared), the last where none is
+    select_final: bool = True
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
     select_metric: Optional[str] = None
@@ -213,29 +216,8 @@ class RunConfig(_Frozen):
             raise ValueError(f"data.mnli_dev={self.data.mnli_dev} picks MNLI's dev set: task={self.task} has none")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
-        self._check_dependencies()
+        check_dependencies(self)
         return self
-
-    def _check_dependencies(self) -> None:
-        if self.mask_from is not None:
-            if self.is_pruning:
-                raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
-            if not self.mask_from.is_pruning:
-                raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
-            source = methods.schedule(self.mask_from, 1)  # its levels do not depend on the data size
-            kept = sorted(source.levels.values()) if source.pick_level else []
-            if self.mask_level is not None and not any(abs(self.mask_level - level) < 1e-9 for level in kept):
-                raise ValueError(f"mask_level picks a level of the mask_from run: one of "
-                                 f"{kept or 'none (it keeps one mask)'}, got {self.mask_level}")
-            if self.mask_level is None and kept:
-                raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
-        elif self.mask_level is not None:
-            raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
-        if self.init_step is not None and self.init_from is None:
-            raise ValueError("init_step needs init_from")
-        for dep in (self.init_from, self.mask_from, self.teacher):
-            if dep is not None and dep.task != self.task and not kinds.of(dep.task).task_agnostic:
-                raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
 
     @property
     def stage(self) -> str:
@@ -263,6 +245,30 @@ class RunConfig(_Frozen):
 
     def key(self) -> str:
         return run_key(self)
+
+
+def check_dependencies(run: RunConfig) -> None:
+    """A run's dependencies fit it: a mask_from run prunes (its level named where it keeps several), init_step
+    goes with init_from, a dependency is of the same task unless task-agnostic."""
+    if run.mask_from is not None:
+        if run.is_pruning:
+            raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+        if not run.mask_from.is_pruning:
+            raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
+        source = methods.schedule(run.mask_from, 1)  # its levels do not depend on the data size
+        kept = sorted(source.levels.values()) if source.pick_level else []
+        if run.mask_level is not None and not any(abs(run.mask_level - level) < 1e-9 for level in kept):
+            raise ValueError(f"mask_level picks a level of the mask_from run: one of "
+                             f"{kept or 'none (it keeps one mask)'}, got {run.mask_level}")
+        if run.mask_level is None and kept:
+            raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
+    elif run.mask_level is not None:
+        raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
+    if run.init_step is not None and run.init_from is None:
+        raise ValueError("init_step needs init_from")
+    for dep in (run.init_from, run.mask_from, run.teacher):
+        if dep is not None and dep.task != run.task and not kinds.of(dep.task).task_agnostic:
+            raise ValueError(f"a dependency is for task {dep.task}, this run is {run.task}")
 
 
 def stage_of(method: str, isolated: bool = False) -> str:

@@ -116,6 +116,10 @@ class Tamt(Block):
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
     steps: dict[float, int] = {}
+    # train_kd.py saves its mask as step_<N-1> after N-1 updates ((global_step + 1) % save_step == 0) and
+    # the fine-tuning scripts read step_<N-1> (run_glue/train_kd/*): a TAMT-KD mask taken at N iterations
+    # has N - 1 updates (false: N, as TAMT-MLM's checkpoint-<N>)
+    kd_one_update_fewer: bool = True
     other_backbones: list[OtherBackbone] = []  # figure 4 (paper scale only: the toy packages one backbone)
     # the opt-in pages (make book-full). Figures 6 and 7 at iteration_sparsity: TAMT's masks after these
     # steps (run_glue/train_mlm/steps/*), IMP pruning every imp_intervals steps (imp/bert/prun_step*/),
@@ -124,6 +128,8 @@ class Tamt(Block):
     iteration_sparsity: float = Field(0.7, gt=0, lt=1)
     iteration_steps: list[int] = [1000, 2000, 3000, 5000, 10000, 20000, 25000]
     imp_intervals: list[int] = [200, 300, 500, 900, 2792]
+    # IMP's epochs at an interval of imp_intervals (else the run's): imp/bert/prun_step{300,500,900}/ train 1 epoch
+    imp_interval_epochs: dict[int, float] = {300: 1, 500: 1, 900: 1}
     figure_tasks: Optional[list[TransferTask]] = ["cola", "sst2", "mnli", "stsb", "squad"]  # None: tasks
     data_sizes: dict[TransferTask, list[int]] = {"cola": [1000, 2000, 5000], "sst2": [1000, 5000, 10000, 30000],
                                                  "mnli": [1000, 5000, 10000, 50000, 100000],

@@ -69,20 +69,25 @@ class Recipes:
     def tamt_imp(self, seed, interval=None) -> RunConfig:
         """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
         level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
-        pruning every that many steps up to tamt.iteration_sparsity (figure 6)."""
-        default = self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
-        if interval is None or (interval == methods.planned_schedule(default).restarts[1]
-                                and self.p.tamt.iteration_sparsity == self.p.tamt.imp_target):
+        pruning every that many steps up to tamt.iteration_sparsity for tamt.imp_interval_epochs'
+        epochs at that interval, else the run's (figure 6)."""
+        tamt = self.p.tamt
+        default = self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True)
+        epochs = {"epochs": tamt.imp_interval_epochs[interval]} if interval in tamt.imp_interval_epochs else {}
+        if interval is None or (interval == methods.planned_schedule(default).restarts[1] and not epochs
+                                and tamt.iteration_sparsity == tamt.imp_target):
             return default  # the same run
-        return self.corpus("imp-rw", "mlm", self.p.tamt.iteration_sparsity, seed, imp_rewind=True,
-                           imp_interval=interval)
+        return self.corpus("imp-rw", "mlm", tamt.iteration_sparsity, seed, imp_rewind=True,
+                           imp_interval=interval, **epochs)
 
     def tamt(self, objective, sparsity, seed, init="hard", steps=None) -> RunConfig:
         """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure
         7), taken after `steps` iterations, by default as many as IMP needs to reach `sparsity`
-        (TAMT table 2)."""
-        return self.corpus("mask", objective, sparsity, seed, max_steps=steps or self.tamt_steps(sparsity, seed),
-                           mask_init=init)
+        (TAMT table 2); a TAMT-KD mask after one update fewer (tamt.kd_one_update_fewer: train_kd.py
+        saves step_<N-1> after N - 1 updates, the mask its fine-tuning scripts read)."""
+        steps = self.tamt_steps(sparsity, seed) if steps is None else steps
+        fewer = int(objective == "kd" and self.p.tamt.kd_one_update_fewer and steps > 1)
+        return self.corpus("mask", objective, sparsity, seed, max_steps=steps - fewer, mask_init=init)
 
     def tamt_steps(self, sparsity, seed) -> int:
         """params tamt.steps[sparsity], else the step at which IMP prunes to `sparsity`."""
