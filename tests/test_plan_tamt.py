@@ -88,3 +88,31 @@ def test_transfer_as_run_glue_and_run_squad(R):
     squad = R.transfer("squad", omp, 1)  # run_squad/*/bert/0.7.sh
     assert (squad.lr, squad.batch_size, squad.max_length, squad.epochs, squad.eval_interval) == (3e-5, 16, 384, 2, 1000)
     assert methods.planned_schedule(R.transfer("sst2", omp, 1)).steps == 3 * 2105  # ceil(67,349 / 32) per epoch
+
+
+def test_figure_9_as_run_glue_few_shot(R):
+    """imp_and_fine_tune/shell_scripts/run_glue/few_shot/: a random subset per fine-tuning seed
+    (glue_trans_few.py:880, squad_trans_few.py:1005), 8 epochs at 1k, 5 fine-tuning seeds per mask
+    (CoLA at 2k: IMP and TAMT-KD 5 epochs, TAMT-MLM 6, 3 seeds; 4k: TAMT only), SQuAD evaluated
+    every 500 steps and at least once an epoch."""
+    from srnets_lib.book import sections
+
+    omp = R.oneshot("omp", 0.7, 1)
+    cola = R.reduced("cola", omp, 4, None, 1000, 8)
+    assert (cola.data.subset_size, cola.data.subset_seed, cola.epochs, cola.eval_interval) == (1000, 4, 8, 50)
+    assert methods.planned_schedule(cola).steps == 8 * 32  # 256 steps where the first 1k at 3 epochs ran 96
+    squad = R.reduced("squad", omp, 1, None, 1000, 8)
+    assert squad.eval_interval == 63 and R.reduced("squad", omp, 1, None, 40000).eval_interval == 500  # ceil(1000/16)
+    reduced = R.p.tamt.reduced_data
+    assert reduced.cell("cola", 2000, "TAMT-MLM") == (6, [1, 2, 3]) and reduced.cell("cola", 2000, "IMP") == (5, [1, 2, 3])
+    assert reduced.cell("cola", 4000, "OMP") == (None, []) and reduced.cell("sst2", 1000, "OMP") == (8, [1, 2, 3, 4, 5])
+    first = Recipes(R.p.model_copy(update={"tamt": R.p.tamt.model_copy(update={
+        "reduced_data": reduced.model_copy(update={"subsets": "first"})})}))
+    assert first.reduced("cola", omp, 4, None, 1000).data.train_size == 1000
+    assert first.reduced("cola", omp, 4, None, 1000).data.subset_size is None
+    points = sections.points("tamt_data", R.p)
+    counts = {}
+    for p in points:
+        counts[p.task] = counts.get(p.task, 0) + 1
+    # per size: the full model and OMP x 5 seeds, 3 masks x 5 seeds for TAMT-MLM, TAMT-KD and IMP
+    assert counts == {"mnli": 5 * 55, "sst2": 4 * 55, "squad": 5 * 55, "cola": 55 + (9 * 3 + 10) + 18 + 55}

@@ -8,6 +8,8 @@ p and loss L; M(.) takes the mask.
 
 from __future__ import annotations
 
+import math
+
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.params import Params
 from srnets_lib import methods
@@ -100,11 +102,24 @@ class Recipes:
         """OMP or random pruning of theta_pt (evaluated on the corpus: its pre-training losses)."""
         return self.corpus(method, "mlm", sparsity, seed)
 
-    def transfer(self, task, subnetwork: RunConfig | None, seed, level=None, train_size=None) -> RunConfig:
+    def transfer(self, task, subnetwork: RunConfig | None, seed, level=None, **fields) -> RunConfig:
         """A task-agnostic subnetwork fine-tuned on a downstream task (a new head, the mask fixed);
-        None: the full model; `train_size`: on the first that many training examples (figure 9)."""
-        data = {"data": {"train_size": train_size}} if train_size else {}
-        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level, **data)
+        None: the full model; `fields`: other settings of the run (figure 9's data and epochs)."""
+        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level, **fields)
+
+    def reduced(self, task, subnetwork: RunConfig | None, seed, level, size: int, epochs=None) -> RunConfig:
+        """Figure 9: `transfer` on `size` training examples (tamt.reduced_data: a random subset drawn
+        with the fine-tuning seed, or the first ones), for `epochs` (None: the task's), SQuAD
+        evaluated as its few-shot scripts do (every eval_interval steps, at least once an epoch)."""
+        chosen = self.p.tamt.reduced_data
+        data = {"subset_size": size, "subset_seed": seed} if chosen.subsets == "random" else {"train_size": size}
+        fields = {"data": data, **({"epochs": epochs} if epochs is not None else {})}
+        base = self.transfer(task, subnetwork, seed, level, **fields)
+        interval = chosen.eval_interval.get(task, base.eval_interval)
+        if task in chosen.eval_every_epoch:
+            interval = min(interval, math.ceil(size / base.batch_size))
+        return base if interval == base.eval_interval else self.transfer(task, subnetwork, seed, level,
+                                                                         eval_interval=interval, **fields)
 
     def probe(self, subnetwork: RunConfig, level=None) -> RunConfig:
         """A subnetwork's held-out MLM and KD losses as it is, with the pre-trained MLM head (the
