@@ -99,6 +99,8 @@ class OtherBackbone(Block):
     backbone: str  # a hub name or a local path (models.resolve)
     sparsities: Optional[list[float]] = None  # TAMT's and IMP's; None: tamt.sparsities
     set: dict[str, Any] = {}  # other run settings it needs (e.g. pooling: cls where the defaults pool BERT's way)
+    series: Optional[list[str]] = None  # the subnetworks searched (figure 3's legend names); None: all
+    opt_in: bool = False  # computed by make book-full only (the toy's stand-in for figure 11's second backbone)
 
 
 
@@ -176,6 +178,9 @@ class Tamt(Block):
     imp_intervals: list[int] = [200, 300, 500, 900, 2792]
     # IMP's epochs at an interval of imp_intervals (else the run's): imp/bert/prun_step{300,500,900}/ train 1 epoch
     imp_interval_epochs: dict[int, float] = {300: 1, 500: 1, 900: 1}
+    # figure 5 (section 4.2.2, make book-full): TAMT's masks after each of iteration_steps at these sparsities,
+    # probed and fine-tuned on figure_tasks (shell_scripts/eval_{mlm,kd}/tamt_*.sh)
+    trajectory_sparsities: list[float] = [0.5, 0.6, 0.7, 0.8]
     figure_tasks: Optional[list[TransferTask]] = ["cola", "sst2", "mnli", "stsb", "squad"]  # None: tasks
     reduced_data: ReducedData = ReducedData()  # figure 9
 
