@@ -116,3 +116,15 @@ def test_figure_9_as_run_glue_few_shot(R):
         counts[p.task] = counts.get(p.task, 0) + 1
     # per size: the full model and OMP x 5 seeds, 3 masks x 5 seeds for TAMT-MLM, TAMT-KD and IMP
     assert counts == {"mnli": 5 * 55, "sst2": 4 * 55, "squad": 5 * 55, "cola": 55 + (9 * 3 + 10) + 18 + 55}
+
+
+def test_figure_7_starts_from_the_initial_masks(R):
+    """Figure 7's step 0: the OMP and the random mask themselves, a search stopped after 0 updates
+    (no update fewer for TAMT-KD there)."""
+    from srnets_lib.book import sections
+
+    assert [R.tamt(o, 0.7, 1, init, steps=0).max_steps for o in ("mlm", "kd") for init in ("hard", "random")] == [0] * 4
+    zero = {(p.series, p.config.mask_from.mask_init) for p in sections.points("tamt_iterations", R.p)
+            if p.x == 0 and not p.reference}
+    assert zero == {("TAMT-MLM", "hard"), ("TAMT-KD", "hard"), ("TAMT-MLM (Rand_init)", "random"),
+                    ("TAMT-KD (Rand_init)", "random")}

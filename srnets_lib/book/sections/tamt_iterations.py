@@ -1,6 +1,7 @@
 """TAMT figures 6 and 7 (opt-in: make book-full): the downstream score of 70% subnetworks against
 the pre-training iterations spent finding them: TAMT's masks after more and more steps, from the
-OMP mask or from a random one (figure 7), against IMP pruning more or less often (figure 6)."""
+OMP mask or from a random one (figure 7, whose step 0 is each initial mask itself: a search run
+stopped after 0 updates), against IMP pruning more or less often (figure 6)."""
 
 from __future__ import annotations
 
@@ -37,14 +38,15 @@ class Iterations(TamtSection):
     opt_in = True
 
     def points(self, recipes, tasks, seeds, sparsities):
-        """Each mask (a TAMT run stopped after each of tamt.iteration_steps, from OMP or random;
-        IMP pruning every tamt.imp_intervals steps), fine-tuned on each task and seed."""
+        """Each mask (a TAMT run stopped after 0 steps, its initial mask, and after each of
+        tamt.iteration_steps, from OMP or random; IMP pruning every tamt.imp_intervals steps), fine-tuned
+        on each task and seed."""
         tamt, s = recipes.p.tamt, recipes.p.tamt.iteration_sparsity
         masks = []
         for seed in seeds:
             for o in OBJECTIVES:
                 masks += [(SERIES[o] + suffix, n, recipes.tamt(o, s, seed, init, steps=n), None)
-                          for n in tamt.iteration_steps for suffix, init in (("", "hard"), (RANDOM, "random"))]
+                          for n in (0, *tamt.iteration_steps) for suffix, init in (("", "hard"), (RANDOM, "random"))]
             for interval in tamt.imp_intervals:
                 imp = recipes.tamt_imp(seed, interval)
                 masks.append(("IMP", imp_iterations(recipes, imp, s), imp, s))
@@ -82,7 +84,7 @@ def _reached(df: pd.DataFrame, series: str):
     imp, tamt = _series(scores, "IMP"), _series(scores, series)
     if imp.empty or tamt.empty:
         return None
-    reached = tamt[tamt >= imp.max()]
+    reached = tamt[(tamt >= imp.max()) & (tamt.index > 0)]  # a search, not its initial mask
     return imp.idxmax(), imp.max(), (reached.index.min() if not reached.empty else None), tamt
 
 
