@@ -128,3 +128,14 @@ def test_figure_7_starts_from_the_initial_masks(R):
             if p.x == 0 and not p.reference}
     assert zero == {("TAMT-MLM", "hard"), ("TAMT-KD", "hard"), ("TAMT-MLM (Rand_init)", "random"),
                     ("TAMT-KD (Rand_init)", "random")}
+
+
+def test_figures_14_to_16_read_imp_s_levels_of_one_run_per_interval(R):
+    """imp/bert/prun_step<n>/ run LT_pretrain.py once per interval, which keeps pruning: figures 6 and
+    14-16 read its levels at 60%, 70% and 80%; at 2792 steps it is figure 3's IMP run."""
+    from srnets_lib.book import sections
+
+    assert R.tamt_imp(1, 2792) == R.tamt_imp(1) and R.tamt_imp(1, 300).sparsity == 0.9
+    imp = {(p.group, p.x, p.config.mask_level) for p in sections.points("tamt_iterations", R.p)
+           if p.series == "IMP" and p.config.mask_from.imp_interval == 2792}
+    assert imp == {("60% sparsity", 5 * 2792, 0.6), ("", 6 * 2792, 0.7), ("80% sparsity", 7 * 2792, 0.8)}

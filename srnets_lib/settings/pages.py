@@ -174,6 +174,8 @@ class Tamt(Block):
     # steps (run_glue/train_mlm/steps/*), IMP pruning every imp_intervals steps (imp/bert/prun_step*/),
     # TAMT from a random mask (shell_scripts/train_mlm/bert/rand_init_mask/0.7.sh); figure 9: reduced_data
     iteration_sparsity: float = Field(0.7, gt=0, lt=1)
+    # figures 14-16 (appendix A.3): the same at these sparsities too (iteration_sparsity's points are figures 6, 7)
+    iteration_sparsities: list[float] = [0.6, 0.7, 0.8]
     iteration_steps: list[int] = [1000, 2000, 3000, 5000, 10000, 20000, 25000]
     imp_intervals: list[int] = [200, 300, 500, 900, 2792]
     # IMP's epochs at an interval of imp_intervals (else the run's): imp/bert/prun_step{300,500,900}/ train 1 epoch

@@ -71,16 +71,15 @@ class Recipes:
     def tamt_imp(self, seed, interval=None) -> RunConfig:
         """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
         level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
-        pruning every that many steps up to tamt.iteration_sparsity for tamt.imp_interval_epochs'
-        epochs at that interval, else the run's (figure 6)."""
+        pruning every that many steps instead, for tamt.imp_interval_epochs' epochs at that interval,
+        else the run's (figures 6, 14-16: imp/bert/prun_step*/ run LT_pretrain.py, which keeps pruning
+        whatever sparsity a figure reads)."""
         tamt = self.p.tamt
         default = self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True)
         epochs = {"epochs": tamt.imp_interval_epochs[interval]} if interval in tamt.imp_interval_epochs else {}
-        if interval is None or (interval == methods.planned_schedule(default).restarts[1] and not epochs
-                                and tamt.iteration_sparsity == tamt.imp_target):
+        if interval is None or (interval == methods.planned_schedule(default).restarts[1] and not epochs):
             return default  # the same run
-        return self.corpus("imp-rw", "mlm", tamt.iteration_sparsity, seed, imp_rewind=True,
-                           imp_interval=interval, **epochs)
+        return self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True, imp_interval=interval, **epochs)
 
     def tamt(self, objective, sparsity, seed, init="hard", steps=None) -> RunConfig:
         """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure
