@@ -139,3 +139,16 @@ def test_figures_14_to_16_read_imp_s_levels_of_one_run_per_interval(R):
     imp = {(p.group, p.x, p.config.mask_level) for p in sections.points("tamt_iterations", R.p)
            if p.series == "IMP" and p.config.mask_from.imp_interval == 2792}
     assert imp == {("60% sparsity", 5 * 2792, 0.6), ("", 6 * 2792, 0.7), ("80% sparsity", 7 * 2792, 0.8)}
+
+
+def test_opt_in_sparsities_beyond_imp_s_last_level_are_left_out():
+    """A params file whose IMP stops at 70% (the toy's) with the paper's trajectory and iteration
+    sparsities (0.5-0.8): the pages leave 0.8 out (IMP has no level there) instead of failing."""
+    from srnets_lib.book import sections
+
+    toy = params.load("params/toy.yaml")
+    wide = toy.model_copy(update={"tamt": toy.tamt.model_copy(update={
+        "trajectory_sparsities": [0.5, 0.6, 0.7, 0.8], "iteration_sparsities": [0.6, 0.7, 0.8]})})
+    groups = {p.group for p in sections.points("tamt_iterations", wide)}
+    assert groups == {"", "60% sparsity"}
+    assert max(p.x for p in sections.points("tamt_pretraining", wide, full=True) if p.series == "IMP") == 0.7

@@ -86,8 +86,8 @@ class Iterations(TamtSection):
         after each of tamt.iteration_steps, from OMP or random; IMP pruning every tamt.imp_intervals
         steps, at its level s), fine-tuned on each task and seed."""
         tamt = recipes.p.tamt
-        chosen = [tamt.iteration_sparsity] + [s for s in tamt.iteration_sparsities
-                                              if abs(s - tamt.iteration_sparsity) > 1e-9]
+        chosen = [tamt.iteration_sparsity] + [s for s in tamt.iteration_sparsities  # IMP's levels end at imp_target
+                                              if abs(s - tamt.iteration_sparsity) > 1e-9 and s <= tamt.imp_target + 1e-9]
         points = []
         for s in chosen:
             group = "" if s == tamt.iteration_sparsity else f"{s:.0%} sparsity"

@@ -63,9 +63,9 @@ def analysis(page, seed: int | None = None, masks: pd.DataFrame | None = None, f
     return table.astype({"distance to OMP": float})
 
 
-def distances(page) -> pd.DataFrame:
-    """Per mask of the default points (series, sparsity, mask seed) of a finished run: 1 - Jaccard to the
-    OMP mask of the same sparsity (OMP has one mask: its first seed's)."""
+def finished_masks(page) -> dict:
+    """(series, sparsity, mask seed) -> the mask of each probed subnetwork of the page's default points
+    whose run is finished."""
     masks = {}
     for p in page.points:
         if p.task != PROBE_TASK:
@@ -74,10 +74,60 @@ def distances(page) -> pd.DataFrame:
         run = Run(source)
         if run.served():  # finished, its masks whole
             masks[(p.series, p.x, p.seed)] = run.masks(level)
+    return masks
+
+
+def distances(page) -> pd.DataFrame:
+    """Per mask of the default points (series, sparsity, mask seed) of a finished run: 1 - Jaccard to the
+    OMP mask of the same sparsity (OMP has one mask: its first seed's)."""
+    masks = finished_masks(page)
     omp = {x: m for (series, x, _), m in masks.items() if series == "OMP"}
     rows = [(series, x, seed, 1 - pruning.jaccard(m, omp[x])) for (series, x, seed), m in masks.items() if x in omp]
     return pd.DataFrame(rows, columns=["series", "x", "seed", "distance to OMP"]).astype({"distance to OMP": float})
 
+
+
+COMPARED = ("OMP", "TAMT-KD", "TAMT-MLM", "IMP")  # mask_training/compare_mask.py's (TAMT figure 17)
+
+
+def similarities(page) -> pd.DataFrame:
+    """TAMT figure 17 (appendix A.5; mask_training/compare_mask.py): per sparsity and pair of COMPARED
+    methods, the mean Jaccard similarity over every pair of their finished masks (mask seeds; a mask
+    never with itself)."""
+    masks = finished_masks(page)
+    rows = []
+    for x in sorted({x for (_, x, _) in masks}):
+        of = {name: [m for (series, at, _), m in masks.items() if series == name and at == x] for name in COMPARED}
+        for a in COMPARED:
+            for b in COMPARED:
+                pairs = [(m, n) for i, m in enumerate(of[a]) for j, n in enumerate(of[b]) if a != b or i < j]
+                value = sum(pruning.jaccard(m, n) for m, n in pairs) / len(pairs) if pairs else (1.0 if of[a] else None)
+                rows.append((x, a, b, value))
+    return pd.DataFrame(rows, columns=["x", "a", "b", "similarity"]).astype({"similarity": float})
+
+
+def similarity_figure(page):
+    """Figure 17: one heat map per sparsity of the methods' pairwise mask similarity."""
+    plt = plots.pyplot()
+    table = similarities(page)
+    xs = sorted(set(table.x)) or [None]
+    fig, axes = plt.subplots(1, len(xs), figsize=(3.4 * len(xs), 3.2), squeeze=False)
+    for ax, x in zip(axes[0], xs):
+        grid = table[table.x == x].pivot(index="a", columns="b", values="similarity").reindex(
+            index=list(COMPARED), columns=list(COMPARED)) if x is not None else None
+        if grid is not None:
+            ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis")
+            for i in range(len(COMPARED)):
+                for j in range(len(COMPARED)):
+                    value = grid.iat[i, j]
+                    ax.text(j, i, "" if pd.isna(value) else f"{value:.2f}", ha="center", va="center", fontsize=7, color="w")
+            ax.set_title(f"{x:.0%} sparsity", fontsize=10)
+        ax.set_xticks(range(len(COMPARED)), COMPARED, rotation=35, ha="right", fontsize=8)
+        ax.set_yticks(range(len(COMPARED)), COMPARED, fontsize=8)
+    fig.suptitle("Pairwise Jaccard similarity of the masks (cf. TAMT figure 17)" + (" (synthetic)" if page.synthetic else ""))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
 
 def loss_correlates(table: pd.DataFrame) -> list[Verdict]:
     """Section 4.2.2: across the subnetworks, a lower held-out pre-training loss goes with a higher
@@ -171,7 +221,7 @@ def distance_figure(page):
 
 class PretrainingLoss(TamtSection):
     name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5, A.1, A.3", "Pre-training loss, transfer and mask distance"
-    reproduces = "TAMT figures 1, 5, 12 and 13 (and figure 8's final masks)"
+    reproduces = "TAMT figures 1, 5, 12, 13 and 17 (and figure 8's final masks)"
     figure_title = "Held-out pre-training loss vs mean downstream score (cf. TAMT figure 5)"
 
     def points(self, recipes, tasks, seeds, sparsities):
@@ -189,7 +239,8 @@ class PretrainingLoss(TamtSection):
         tasks (group "<steps> iterations"); IMP, OMP and Rand at those sparsities where the default
         points lack them."""
         tamt, figure = recipes.p.tamt, self.figure_tasks_of(recipes.p)
-        extra = [s for s in tamt.trajectory_sparsities if not any(abs(s - x) < 1e-9 for x in sparsities)]
+        extra = [s for s in tamt.trajectory_sparsities  # IMP's levels end at tamt.imp_target
+                 if not any(abs(s - x) < 1e-9 for x in sparsities) and s <= tamt.imp_target + 1e-9]
         points = []
         for n in subnetworks(recipes, seeds, extra, asked=True) if extra else []:
             if n.series in ("IMP", "OMP", "Rand"):
@@ -224,7 +275,7 @@ class PretrainingLoss(TamtSection):
 
     def figure(self, page):
         figures = [self.oneshot_figure(page), self.loss_figure(page)]
-        return figures + [self.per_task_figure(page), distance_figure(page)]
+        return figures + [self.per_task_figure(page), distance_figure(page), similarity_figure(page)]
 
     def oneshot_figure(self, page):
         """Figure 1: OMP and random subnetworks against sparsity: the mean score over every task (its
@@ -270,7 +321,7 @@ class PretrainingLoss(TamtSection):
             ax.set_ylabel("mean score over " + ", ".join(self.figure_tasks_of(page.params)))
             ax.set_title(f"{loss.replace('_', ' ')} vs mean score" + (" (synthetic)" if page.synthetic else ""), fontsize=10)
         handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
-        fig.legend(handles, list(palette), loc="lower center", ncol=min(6, len(palette)), fontsize=8,
+        fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
                    bbox_to_anchor=(0.5, -0.04))
         fig.suptitle(self.figure_title + "; marker size: sparsity; lines: TAMT's masks along training")
         fig.tight_layout()
@@ -297,7 +348,7 @@ class PretrainingLoss(TamtSection):
                 ax.set_xlabel(f"held-out {loss.replace('_', ' ')}", fontsize=8)
                 ax.set_title(f"{task}" + (" (synthetic)" if page.synthetic else ""), fontsize=9)
         handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
-        fig.legend(handles, list(palette), loc="lower center", ncol=min(6, len(palette)), fontsize=8,
+        fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
                    bbox_to_anchor=(0.5, -0.03))
         fig.suptitle("Held-out MLM (top) and KD (bottom) loss vs each task's score (cf. TAMT figures 12, 13)")
         fig.tight_layout()
