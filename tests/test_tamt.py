@@ -196,7 +196,7 @@ def test_part_two_pages_compute_and_gather_on_the_tiny_model(store, tmp_path, ti
                      f"    - {{name: tiny RoBERTa, backbone: {tiny_roberta(tmp_path / 'tiny-roberta')}, "
                      "set: {pooling: cls}}\n")
     outputs, text = run("tamt_transfer", compute=True, params_file=str(other))
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2 and "tiny RoBERTa" in text
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3 and "tiny RoBERTa" in text  # and figure 11
 
 
 def test_a_cut_corpus_block_cache_is_rebuilt(store):

@@ -2,11 +2,12 @@
 (the hub's raw parquet or the original wiki.{train,valid}.raw), the toy's own language in the
 embedded default; cut into contiguous blocks as the authors' TextDataset does.
 
-A corpus is a TaskData whose splits hold lines of text (text_b empty, no labels), so loading,
-fingerprints and the run store treat it like a task; `blocks` tokenises a split and cuts the
-token stream into [CLS] + (max_length - 2) tokens + [SEP] blocks, the last partial one dropped
-(mask_training/hg_transformers/data/datasets/language_modeling.py of llyx97/TAMT). `train_size`
-and `dev_size` count blocks.
+A corpus is a TaskData whose splits hold lines of text (text_b empty, no labels; a blank line of the
+file is an empty string), so loading, fingerprints and the run store treat it like a task; `blocks`
+tokenises a split and cuts the token stream into [CLS] + (max_length - 2) tokens + [SEP] blocks, the
+last partial one dropped (mask_training/hg_transformers/data/datasets/language_modeling.py of
+llyx97/TAMT): the data of TAMT-MLM, MLM+KD and IMP. `paragraphs` makes the authors' TAMT-KD data
+instead (kd.py). `train_size` and `dev_size` count blocks (or KD instances).
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _read_lines(path) -> list[str]:
 
 
 def _lines(lines) -> list[str]:
-    return [line for line in lines if line.strip()]
+    """The lines, a blank one as "" (it separates the documents of the authors' KD data)."""
+    return [line if line.strip() else "" for line in lines]
 
 
 def _split(name: str, lines: list[str]) -> Split:
@@ -103,7 +105,7 @@ def blocks(split: Split, tokenizer, max_length: int, count: int | None, tokenize
         return cached
     width = max_length - 2
     stream = np.concatenate([np.asarray(ids, dtype=np.int32) for ids in
-                             tokenizer(split.text_a, add_special_tokens=False)["input_ids"]])
+                             tokenizer(split.text_a, add_special_tokens=False)["input_ids"]] + [np.zeros(0, np.int32)])
     available = len(stream) // width
     count = available if count is None else count
     if available < count:

@@ -33,6 +33,14 @@ class Encoded:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    def take(self, index) -> "Encoded":
+        """The examples at `index`, in that order."""
+        index = np.asarray(index, dtype=np.int64)
+        lengths = self.lengths[index]
+        rows = np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in index]) if len(index) else \
+            np.zeros(0, dtype=np.int64)
+        return Encoded(self.ids[rows], self.type_ids[rows], np.concatenate([[0], np.cumsum(lengths)]), self.labels[index])
+
 
 def split_fingerprint(split: Split) -> str:
     digest = hashlib.sha256()

@@ -23,10 +23,22 @@ HUB_COLUMNS = {"cola": ("sentence", None), "sst2": ("sentence", None), "rte": ("
                "mrpc": ("sentence1", "sentence2"), "stsb": ("sentence1", "sentence2"),
                "mnli": ("premise", "hypothesis")}
 # our evaluation split -> (its GLUE file, its hub split); MNLI keeps both dev sets, as the
-# authors' evaluate() in imp_and_fine_tune/glue_trans.py scores mnli and mnli-mm
-EVAL_SPLITS = {"mnli": {"dev": ("dev_matched.tsv", "validation_matched"),
-                        "dev_mismatched": ("dev_mismatched.tsv", "validation_mismatched")}}
+# authors' evaluate() in imp_and_fine_tune/glue_trans.py scores mnli and mnli-mm: "dev" (selected on
+# and reported) is the matched one, or with data.mnli_dev=mismatched the mismatched one (theirs), the
+# other evaluated beside it
+MNLI_DEV = {"matched": ("dev_matched.tsv", "validation_matched"),
+            "mismatched": ("dev_mismatched.tsv", "validation_mismatched")}
 DEV_ONLY = {"dev": ("dev.tsv", "validation")}
+MNLI_ROWS = {"dev_matched.tsv": 9_815, "dev_mismatched.tsv": 9_832}  # GLUE's distribution
+
+
+def eval_splits(task: str, mnli_dev: str = "matched") -> dict[str, tuple[str, str]]:
+    """Our evaluation split -> (its GLUE file, its hub split): "dev" and, for MNLI, the other dev set
+    ("dev_mismatched", or "dev_matched" where the mismatched one is the run's dev)."""
+    if task != "mnli":
+        return DEV_ONLY
+    other = "matched" if mnli_dev == "mismatched" else "mismatched"
+    return {"dev": MNLI_DEV[mnli_dev], f"dev_{other}": MNLI_DEV[other]}
 
 
 @dataclass(frozen=True)
@@ -58,23 +70,23 @@ def _glue_file(path: Path, task: str) -> Path:
     return path
 
 
-def published_rows(task: str, name: str) -> tuple[int, ...]:
-    """The labelled rows of `task`'s split `name` in GLUE's distribution (data/tasks.py): train, dev,
-    and MNLI's mismatched dev set."""
+def published_rows(task: str, file: str) -> tuple[int, ...]:
+    """The labelled rows of `task`'s GLUE file `file` in GLUE's distribution (data/tasks.py): train,
+    dev, and MNLI's two dev sets."""
     task_spec = spec(task)
-    return ({"train": task_spec.train_rows, "dev": task_spec.dev_rows}.get(name, task_spec.ood_rows),)
+    return (MNLI_ROWS[file] if file in MNLI_ROWS else task_spec.train_rows if file == "train.tsv" else task_spec.dev_rows,)
 
 
 def hub_datasets(task: str) -> list[tuple[str, str, tuple[str, ...]]]:
     """(hub id, config, the splits read) of `task`'s hub dataset."""
-    return [(hub.GLUE, task, ("train", *(hub_split for _, hub_split in EVAL_SPLITS.get(task, DEV_ONLY).values())))]
+    return [(hub.GLUE, task, ("train", *(hub_split for _, hub_split in eval_splits(task).values())))]
 
 
 def expected_files(task: str, folder) -> list[tuple[str, Path]]:
     """(dataset, path) of every file a local GLUE run of `task` reads, without reading them."""
     root = local.data_folder(folder) / "glue" / GLUE_FOLDERS[task]
     return [(spec(task).dataset, root / file) for file, _ in
-            {"train": ("train.tsv", "train"), **EVAL_SPLITS.get(task, DEV_ONLY)}.values()]
+            {"train": ("train.tsv", "train"), **eval_splits(task)}.values()]
 
 
 def _position(header: list[str] | None, column: str | int, path: Path) -> int:
@@ -150,14 +162,14 @@ def _read_local(task: str, root: Path, file: str, name: str) -> Split:
 
 
 def load_glue(task: str, source: str, folder: str | Path | None = None, train_size: int | None = None,
-              sizes: bool = False) -> TaskData:
+              sizes: bool = False, mnli_dev: str = "matched") -> TaskData:
     """`task`'s train split (its first `train_size` rows) and dev split(s), from `source` "hub"
     or "local" (the files under `folder`, layout at the top of this module); with `sizes`, each
     checked against its published row count. Single-sentence tasks have text_b "" for every
-    example; STS-B's labels are float scores."""
+    example; STS-B's labels are float scores. `mnli_dev`: MNLI's dev set that is "dev"."""
     if task not in GLUE_FOLDERS:
         raise ValueError(f"not a GLUE task: {task!r}; accepted: {sorted(GLUE_FOLDERS)}")
-    wanted = {"train": ("train.tsv", "train"), **EVAL_SPLITS.get(task, DEV_ONLY)}
+    wanted = {"train": ("train.tsv", "train"), **eval_splits(task, mnli_dev)}
     if source == "local":
         root = local.data_folder(folder) / "glue" / GLUE_FOLDERS[task]
         splits = {name: _read_local(task, root, file, name) for name, (file, _) in wanted.items()}
@@ -170,6 +182,6 @@ def load_glue(task: str, source: str, folder: str | Path | None = None, train_si
         raise ValueError(f"unknown GLUE source {source!r}; accepted: hub, local")
     for name, split in splits.items():
         where = root / wanted[name][0] if source == "local" else f"{hub.GLUE} ({task}) {wanted[name][1]}"
-        local.check_rows(len(split), published_rows(task, name), where, sizes)
+        local.check_rows(len(split), published_rows(task, wanted[name][0]), where, sizes)
     train, dev = splits.pop("train"), splits.pop("dev")
     return local.task_data(task, train.head(train_size), dev, splits, described)

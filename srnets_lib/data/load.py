@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+import torch
+
 from srnets_lib.data import corpus, glue, hub, local, squad, synthetic
 from srnets_lib.data.encode import split_fingerprint
 from srnets_lib.data.splits import TaskData
@@ -27,7 +30,7 @@ def _paper(task: str, data) -> TaskData:
 
 
 def _glue(task: str, data) -> TaskData:
-    return glue.load_glue(task, data.source, data.path, data.train_size, data.check_sizes)
+    return glue.load_glue(task, data.source, data.path, data.train_size, data.check_sizes, data.mnli_dev)
 
 
 def _squad(task: str, data) -> SquadData:
@@ -44,14 +47,30 @@ REAL_ONLY = ("glue", "squad")  # families without a synthetic version
 
 
 def load_task(task: str, data) -> TaskData | SquadData:
-    """The splits of `task` as `data` (a DataConfig) describes them, dev truncated to its size."""
+    """The splits of `task` as `data` (a DataConfig) describes them, dev truncated to its size, the
+    training split reduced to data.subset_size examples (SQuAD's are windows: engine/kinds/span.py
+    draws them)."""
     family = spec(task).family
     if family in REAL_ONLY and data.source == "synthetic":
         raise ValueError(f"task {task} has no synthetic version: set data.source to hub or local")
     loaded = LOADERS[family](task, data)
     if family != "corpus":  # a corpus counts dev_size in blocks (corpus.blocks)
         loaded.dev = loaded.dev[:data.dev_size] if isinstance(loaded, SquadData) else loaded.dev.head(data.dev_size)
+    if data.subset_size is not None and isinstance(loaded, TaskData):
+        index = random_subset(len(loaded.train), data.subset_size, data.subset_seed, f"{task}'s training split")
+        loaded.train = loaded.train.subset(index, f"a random subset of {data.subset_size} training examples "
+                                                  f"(seed {data.subset_seed})")
+        loaded.description += "; " + loaded.train.notes[-1]
     return loaded
+
+
+def random_subset(rows: int, size: int, seed: int, what: str) -> np.ndarray:
+    """The first `size` of a random permutation of `rows` drawn with `seed`: the indices torch's
+    random_split(dataset, [size, rows - size], generator=torch.Generator().manual_seed(seed)) puts
+    in its first part (imp_and_fine_tune/glue_trans_few.py:880 of llyx97/TAMT), in its order."""
+    if size > rows:
+        raise ValueError(f"data.subset_size={size}: {what} has only {rows} examples")
+    return torch.randperm(rows, generator=torch.Generator().manual_seed(seed))[:size].numpy()
 
 
 def fingerprints(data: TaskData | SquadData) -> dict[str, str]:

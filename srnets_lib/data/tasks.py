@@ -81,11 +81,12 @@ def planned_train_rows(task: str, data) -> int:
     """Training examples of a run of `task` on `data` (a DataConfig) without loading them: the
     configured size, else the published one (appendix table 1), plus section 4.5's OOD mixture."""
     if data.source == "synthetic":
-        return data.train_size + (data.train_size // 4 if data.ood_train else 0)
+        rows = data.train_size + (data.train_size // 4 if data.ood_train else 0)
+        return rows if data.subset_size is None else min(data.subset_size, rows)
     published = spec(task)
     rows = min(data.train_size or published.train_rows, published.train_rows)
     extra = min(data.train_size or published.ood_train_rows, published.ood_train_rows) if data.ood_train else 0
-    return rows + extra
+    return rows + extra if data.subset_size is None else min(data.subset_size, rows + extra)
 
 
 def planned_eval_rows(task: str, data) -> tuple[int, int]:

@@ -66,17 +66,55 @@ class ForwardLoss:
         return self._compiled_fn(*args)
 
 
+class BertAdam(torch.optim.Optimizer):
+    """The optimiser of TAMT-KD (BertAdam, mask_training/transformer/optimization.py of
+    llyx97/TAMT): Adam without bias correction, eps 1e-6 added to sqrt(v), and weight decay
+    decoupled from the moments (lr * weight_decay * p, as AdamW). Its per-parameter gradient
+    clipping (max_grad_norm 1.0) is Optimization's `per_parameter` clipping, applied before the
+    moments as theirs; its warmup_linear schedule with warm-up 0 is Optimization's linear decay."""
+
+    def __init__(self, params, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-6):
+        super().__init__(params, {"lr": lr, "weight_decay": weight_decay, "betas": betas, "eps": eps})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["next_m"], state["next_v"] = torch.zeros_like(p), torch.zeros_like(p)
+                m, v = state["next_m"], state["next_v"]
+                m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+                v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                update = m / (v.sqrt() + group["eps"])  # no bias correction
+                if group["weight_decay"] > 0:
+                    update.add_(p, alpha=group["weight_decay"])
+                p.add_(update, alpha=-group["lr"])
+
+
+OPTIMIZERS = ("adamw", "bertadam")
+
+
 class Optimization:
-    """AdamW with linear warm-up and linear decay to 0 over one segment of `steps` steps (a
-    whole run; for IMP, one pruning interval), and gradient clipping at `max_grad_norm`:
-    over all parameters together (`global`) or each parameter tensor alone (`per_parameter`,
-    the authors' QQP scripts). Fused AdamW on CUDA."""
+    """AdamW (or `bertadam`: BertAdam above, TAMT-KD's) with linear warm-up and linear decay to 0
+    over `steps` steps from each (re)start: a run's t_max, also for IMP, whose optimiser restarts at
+    every pruning and decays over t_max again (the authors' IMP trainers); and gradient clipping at
+    `max_grad_norm`: over all parameters together (`global`) or each parameter tensor alone
+    (`per_parameter`, the authors' QQP scripts and BertAdam). Fused AdamW on CUDA."""
 
     def __init__(self, params: list[torch.nn.Parameter], lr: float, weight_decay: float, steps: int,
-                 warmup: int, max_grad_norm: float | None = None, clip: str = "global"):
+                 warmup: int, max_grad_norm: float | None = None, clip: str = "global", optimizer: str = "adamw"):
         self.params = params
         fused = bool(params) and params[0].is_cuda
-        self.optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
+        if optimizer == "bertadam":
+            self.optimizer = BertAdam(params, lr=lr, weight_decay=weight_decay)
+        elif optimizer == "adamw":
+            self.optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
+        else:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
         steps, warmup = max(1, steps), max(0, warmup)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda t: min(
             (t + 1) / max(1, warmup), max(0.0, (steps - t) / max(1, steps - warmup))))

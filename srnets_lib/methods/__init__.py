@@ -12,7 +12,7 @@ module defining a subclass plus one entry in METHODS.
 
 from __future__ import annotations
 
-from srnets_lib.data.tasks import planned_train_rows
+from srnets_lib.engine import kinds
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
 from srnets_lib.methods.head import Head
@@ -39,9 +39,9 @@ def schedule(config, train_rows: int):
 
 
 def planned_schedule(config):
-    """The run's schedule from its planned training-set size (data/tasks.py: the configured or
-    published one): what `plan` counts and what the paradigms read, without loading data."""
-    return schedule(config, planned_train_rows(config.task, config.data))
+    """The run's schedule from its planned training-set size (its kind's: the configured or
+    published one, data/tasks.py): what `plan` counts and what the paradigms read, without loading data."""
+    return schedule(config, kinds.of(config.task).planned_rows(config))
 
 
 def create(config, train_rows: int) -> Method:

@@ -9,6 +9,7 @@ from srnets_lib.methods.base import Method
 
 
 class Finetune(Method):
+    settings = ("select_final",)
 
     @classmethod
     def validate(cls, config) -> None:

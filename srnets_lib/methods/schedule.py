@@ -80,7 +80,8 @@ def every(interval: int, steps: int, extra=()) -> tuple[int, ...]:
 def selectable(config, evaluations, t_max: int, sparsity_steps: dict[int, float] | None = None) -> frozenset[int]:
     """The checkpoint selection rule (appendix B.3.3): the best on ID dev, after 0.7 t_max with
     select=best_after_0.7, and with select_at_target only where the enforced sparsity is the
-    target (gradual schedules: section 5.2); select=last: no selection (TAMT's masks)."""
+    target (gradual schedules: section 5.2); select=last: no selection (TAMT's masks); select_final
+    false: not the last step's unless no evaluation falls on a multiple of eval_interval."""
     if config.select == "last":
         return frozenset({max(evaluations)})
     chosen = set(evaluations)
@@ -88,4 +89,6 @@ def selectable(config, evaluations, t_max: int, sparsity_steps: dict[int, float]
         chosen = {e for e in chosen if e >= 0.7 * t_max}
     if config.select_at_target and sparsity_steps:
         chosen = {e for e in chosen if abs(sparsity_steps[e] - config.sparsity) < 1e-9}
+    if not config.select_final:  # only the evaluations every eval_interval steps, unless there is none
+        chosen = {e for e in chosen if e % config.eval_interval == 0} or {max(evaluations)}
     return frozenset(chosen)

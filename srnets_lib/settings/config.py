@@ -64,6 +64,16 @@ class DataConfig(_Frozen):
     member_skew: float = Field(0.0, ge=0.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
     data_seed: int = Field(0, ge=0)
+    # fine-tuning with reduced data (TAMT figure 9): a random subset of subset_size training examples
+    # (SQuAD: of its windows) drawn with subset_seed, as the authors' random_split seeded by the
+    # fine-tuning seed (imp_and_fine_tune/glue_trans_few.py:880, squad_trans_few.py:1005); None: the
+    # whole split (or its first train_size rows)
+    subset_size: Optional[int] = Field(None, gt=0)
+    subset_seed: Optional[int] = Field(None, ge=0)
+    # MNLI's dev set that is the run's dev (selected on and reported): matched, or mismatched (the
+    # authors': imp_and_fine_tune/glue_trans.py:541-542 keep mnli-mm's accuracy under the key they
+    # select on); the other is evaluated beside it
+    mnli_dev: Literal["matched", "mismatched"] = "matched"
     # real data: refuse a file (or hub split) whose labelled rows are not its published count
     # (appendix table 1; data/local.py PUBLISHED_ROWS), so a split, truncated or wrong file is never
     # taken for the paper's; false reads files of any size (a cut-down copy, a rehearsal)
@@ -75,6 +85,9 @@ class DataConfig(_Frozen):
             raise ValueError("data.source=local needs data.path (the folder with the original files)")
         if self.source == "synthetic" and not (self.train_size and self.dev_size and self.ood_size):
             raise ValueError("data.source=synthetic needs train_size, dev_size and ood_size")
+        if (self.subset_size is None) != (self.subset_seed is None):
+            raise ValueError("data.subset_size and data.subset_seed go together (a random subset of the training "
+                             f"split drawn with a seed); got subset_size={self.subset_size}, subset_seed={self.subset_seed}")
         if self.test_size is not None and self.source != "synthetic":
             raise ValueError(f"data.test_size={self.test_size}: only synthetic data have an ID test split "
                              f"(real data are selected and reported on dev, as the authors' scripts do); "
@@ -107,6 +120,9 @@ class RunConfig(_Frozen):
     warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
+    # the optimiser (engine/step.py): AdamW, or BertAdam, TAMT-KD's (no bias correction, eps 1e-6:
+    # mask_training/transformer/optimization.py of llyx97/TAMT)
+    optimizer: Literal["adamw", "bertadam"] = "adamw"
     grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
@@ -121,6 +137,19 @@ class RunConfig(_Frozen):
     # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
     # compute); max_length = every pair padded to max_length, random batches (the authors')
     padding: Literal["dynamic", "max_length"] = "dynamic"
+    # the corpus's own settings (TAMT section 3.4.3; engine/kinds/corpus.py, which alone reads them).
+    # kd_data: what TAMT-KD trains on and the held-out KD loss reads: the MLM's contiguous blocks
+    # (ours), or the authors' KD data, one instance per run of paragraphs padded to max_length with
+    # one token altered (mask_training/pregenerate_training_data.py --one_seq); kd_loss_padding: the
+    # KD loss averages over padded positions too (theirs: train_kd.py, eval_kd.py); kd_teacher_dropout:
+    # the KD teacher keeps dropout on (train_kd.py never calls its eval()); kd_eval_loss: the held-out
+    # KD loss is equation 6's cosine, or eval_kd.py's default full_mse; mlm_unk_targets: [UNK] may be an
+    # MLM target (their mask_tokens excludes only [CLS], [SEP] and padding)
+    kd_data: Literal["blocks", "paragraphs"] = "blocks"
+    kd_loss_padding: bool = False
+    kd_teacher_dropout: bool = False
+    kd_eval_loss: Literal["cosine", "mse"] = "cosine"
+    mlm_unk_targets: bool = False
     # pruning (appendix A.1, table 4)
     sparsity: float = Field(0.0, ge=0.0, lt=1.0)
     sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
@@ -156,6 +185,9 @@ class RunConfig(_Frozen):
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
+    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps
+    # (TAMT's glue_trans*.py / squad_trans*.py: the last is recorded, never compared), the last where none is
+    select_final: bool = True
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
     select_metric: Optional[str] = None
@@ -180,31 +212,12 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.data.mnli_dev != "matched" and self.task != "mnli":
+            raise ValueError(f"data.mnli_dev={self.data.mnli_dev} picks MNLI's dev set: task={self.task} has none")
         if self.loss == "confreg" and self.teacher is None:
             raise ValueError("loss=confreg needs a teacher run (a std full model, appendix A.2)")
-        self._check_dependencies()
+        check_dependencies(self)
         return self
-
-    def _check_dependencies(self) -> None:
-        if self.mask_from is not None:
-            if self.is_pruning:
-                raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
-            if not self.mask_from.is_pruning:
-                raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
-            source = methods.schedule(self.mask_from, 1)  # its levels do not depend on the data size
-            kept = sorted(source.levels.values()) if source.pick_level else []
-            if self.mask_level is not None and not any(abs(self.mask_level - level) < 1e-9 for level in kept):
-                raise ValueError(f"mask_level picks a level of the mask_from run: one of "
-                                 f"{kept or 'none (it keeps one mask)'}, got {self.mask_level}")
-            if self.mask_level is None and kept:
-                raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
-        elif self.mask_level is not None:
-            raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
-        if self.init_step is not None and self.init_from is None:
-            raise ValueError("init_step needs init_from")
-        for dep in (self.init_from, self.mask_from, self.teacher):
-            if dep is not None and dep.task != self.task and not kinds.of(dep.task).task_agnostic:
-                raise ValueError(f"a dependency is for task {dep.task}, this run is {self.task}")
 
     @property
     def stage(self) -> str:
@@ -232,6 +245,30 @@ class RunConfig(_Frozen):
 
     def key(self) -> str:
         return run_key(self)
+
+
+def check_dependencies(run: RunConfig) -> None:
+    """A run's dependencies fit it: a mask_from run prunes (its level named where it keeps several), init_step
+    goes with init_from, a dependency is of the same task unless task-agnostic."""
+    if run.mask_from is not None:
+        if run.is_pruning:
+            raise ValueError("mask_from fine-tunes a fixed subnetwork: method must be finetune")
+        if not run.mask_from.is_pruning:
+            raise ValueError("mask_from must be a pruning run (its mask is the subnetwork)")
+        source = methods.schedule(run.mask_from, 1)  # its levels do not depend on the data size
+        kept = sorted(source.levels.values()) if source.pick_level else []
+        if run.mask_level is not None and not any(abs(run.mask_level - level) < 1e-9 for level in kept):
+            raise ValueError(f"mask_level picks a level of the mask_from run: one of "
+                             f"{kept or 'none (it keeps one mask)'}, got {run.mask_level}")
+        if run.mask_level is None and kept:
+            raise ValueError(f"mask_from keeps one mask per level: set mask_level to one of {kept}")
+    elif run.mask_level is not None:
+        raise ValueError("mask_level picks a level of a mask_from run: set mask_from")
+    if run.init_step is not None and run.init_from is None:
+        raise ValueError("init_step needs init_from")
+    for dep in (run.init_from, run.mask_from, run.teacher):
+        if dep is not None and dep.task != run.task and not kinds.of(dep.task).task_agnostic:
+            raise ValueError(f"a dependency is for task {dep.task}, this run is {run.task}")
 
 
 def stage_of(method: str, isolated: bool = False) -> str:

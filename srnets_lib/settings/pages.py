@@ -99,7 +99,56 @@ class OtherBackbone(Block):
     backbone: str  # a hub name or a local path (models.resolve)
     sparsities: Optional[list[float]] = None  # TAMT's and IMP's; None: tamt.sparsities
     set: dict[str, Any] = {}  # other run settings it needs (e.g. pooling: cls where the defaults pool BERT's way)
+    series: Optional[list[str]] = None  # the subnetworks searched (figure 3's legend names); None: all
+    opt_in: bool = False  # computed by make book-full only (the toy's stand-in for figure 11's second backbone)
 
+
+
+SHOWN_IN_FIGURE_9 = Literal["TAMT-MLM", "TAMT-KD", "IMP", "OMP", "full model"]  # its legend
+
+
+class ReducedCell(Block):
+    """Figure 9's settings where a few-shot script departs from the block's: for these tasks, sizes
+    and series (None: every one), the epochs and the fine-tuning seeds ([]: no script, no run)."""
+
+    tasks: list[TransferTask]
+    sizes: list[int]
+    series: Optional[list[SHOWN_IN_FIGURE_9]] = None
+    epochs: Optional[float] = Field(None, gt=0)
+    finetune_seeds: Optional[list[int]] = None
+
+
+class ReducedData(Block):
+    """TAMT figure 9 (section 4.2.6): the 70% subnetworks and the full model fine-tuned on `sizes`
+    training examples of each task (SQuAD: windows), as imp_and_fine_tune/shell_scripts/run_glue/few_shot/
+    of llyx97/TAMT run them: a random subset per fine-tuning seed (glue_trans_few.py:880,
+    squad_trans_few.py:1005; `first`: the first examples of the file), 8 epochs at 1k (`epochs`, by size;
+    else the task's own), each mask with 5 fine-tuning seeds, SQuAD evaluated every 500 steps but at
+    least once an epoch (squad_trans_few.py:1007-1008: `eval_every_epoch`); `cells`: the scripts' exceptions."""
+
+    sizes: dict[TransferTask, list[int]] = {"cola": [1000, 2000, 4000, 5000], "sst2": [1000, 5000, 10000, 30000],
+                                            "mnli": [1000, 5000, 10000, 50000, 100000],
+                                            "squad": [1000, 5000, 10000, 20000, 40000]}
+    finetune_seeds: list[int] = [1, 2, 3, 4, 5]
+    subsets: Literal["random", "first"] = "random"
+    epochs: dict[int, float] = {1000: 8}
+    eval_interval: dict[TransferTask, int] = {"squad": 500}  # few_shot/*/squad/*.sh: --logging_steps 500
+    eval_every_epoch: list[TransferTask] = ["squad"]
+    cells: list[ReducedCell] = [  # few_shot/{imp_pretrain,train_kd,train_mlm,oneshot,full_bert}/cola/{2k,4k}
+        ReducedCell(tasks=["cola"], sizes=[2000], series=["IMP", "TAMT-KD"], epochs=5, finetune_seeds=[1, 2, 3]),
+        ReducedCell(tasks=["cola"], sizes=[2000], series=["TAMT-MLM"], epochs=6, finetune_seeds=[1, 2, 3]),
+        ReducedCell(tasks=["cola"], sizes=[2000], series=["OMP", "full model"], epochs=8),
+        ReducedCell(tasks=["cola"], sizes=[4000], series=["TAMT-MLM", "TAMT-KD"], finetune_seeds=[1, 2, 3]),
+        ReducedCell(tasks=["cola"], sizes=[4000], series=["IMP", "OMP", "full model"], finetune_seeds=[])]
+
+    def cell(self, task: str, size: int, series: str) -> tuple[float | None, list[int]]:
+        """(epochs, None: the task's own; fine-tuning seeds) of one series at one size of a task."""
+        epochs, seeds = self.epochs.get(size), list(self.finetune_seeds)
+        for cell in self.cells:
+            if task in cell.tasks and size in cell.sizes and (cell.series is None or series in cell.series):
+                epochs = cell.epochs if cell.epochs is not None else epochs
+                seeds = list(cell.finetune_seeds) if cell.finetune_seeds is not None else seeds
+        return epochs, seeds
 
 class Tamt(Block):
     """Part II, task-agnostic mask training (TAMT, Liu et al. NAACL 2022): which masks are
@@ -116,17 +165,25 @@ class Tamt(Block):
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
     steps: dict[float, int] = {}
+    # train_kd.py saves its mask as step_<N-1> after N-1 updates ((global_step + 1) % save_step == 0) and
+    # the fine-tuning scripts read step_<N-1> (run_glue/train_kd/*): a TAMT-KD mask taken at N iterations
+    # has N - 1 updates (false: N, as TAMT-MLM's checkpoint-<N>)
+    kd_one_update_fewer: bool = True
     other_backbones: list[OtherBackbone] = []  # figure 4 (paper scale only: the toy packages one backbone)
     # the opt-in pages (make book-full). Figures 6 and 7 at iteration_sparsity: TAMT's masks after these
     # steps (run_glue/train_mlm/steps/*), IMP pruning every imp_intervals steps (imp/bert/prun_step*/),
-    # TAMT from a random mask (shell_scripts/train_mlm/bert/rand_init_mask/0.7.sh); figure 9: each task
-    # fine-tuned on the first data_sizes examples of its training set (run_glue/few_shot/*)
+    # TAMT from a random mask (shell_scripts/train_mlm/bert/rand_init_mask/0.7.sh); figure 9: reduced_data
     iteration_sparsity: float = Field(0.7, gt=0, lt=1)
+    # figures 14-16 (appendix A.3): the same at these sparsities too (iteration_sparsity's points are figures 6, 7)
+    iteration_sparsities: list[float] = [0.6, 0.7, 0.8]
     iteration_steps: list[int] = [1000, 2000, 3000, 5000, 10000, 20000, 25000]
     imp_intervals: list[int] = [200, 300, 500, 900, 2792]
+    # IMP's epochs at an interval of imp_intervals (else the run's): imp/bert/prun_step{300,500,900}/ train 1 epoch
+    imp_interval_epochs: dict[int, float] = {300: 1, 500: 1, 900: 1}
+    # figure 5 (section 4.2.2, make book-full): TAMT's masks after each of iteration_steps at these sparsities,
+    # probed and fine-tuned on figure_tasks (shell_scripts/eval_{mlm,kd}/tamt_*.sh)
+    trajectory_sparsities: list[float] = [0.5, 0.6, 0.7, 0.8]
     figure_tasks: Optional[list[TransferTask]] = ["cola", "sst2", "mnli", "stsb", "squad"]  # None: tasks
-    data_sizes: dict[TransferTask, list[int]] = {"cola": [1000, 2000, 5000], "sst2": [1000, 5000, 10000, 30000],
-                                                 "mnli": [1000, 5000, 10000, 50000, 100000],
-                                                 "squad": [1000, 5000, 10000, 20000, 40000]}
+    reduced_data: ReducedData = ReducedData()  # figure 9
 
 

@@ -8,6 +8,8 @@ p and loss L; M(.) takes the mask.
 
 from __future__ import annotations
 
+import math
+
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.params import Params
 from srnets_lib import methods
@@ -69,20 +71,24 @@ class Recipes:
     def tamt_imp(self, seed, interval=None) -> RunConfig:
         """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
         level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
-        pruning every that many steps up to tamt.iteration_sparsity (figure 6)."""
-        default = self.corpus("imp-rw", "mlm", self.p.tamt.imp_target, seed, imp_rewind=True)
-        if interval is None or (interval == methods.planned_schedule(default).restarts[1]
-                                and self.p.tamt.iteration_sparsity == self.p.tamt.imp_target):
+        pruning every that many steps instead, for tamt.imp_interval_epochs' epochs at that interval,
+        else the run's (figures 6, 14-16: imp/bert/prun_step*/ run LT_pretrain.py, which keeps pruning
+        whatever sparsity a figure reads)."""
+        tamt = self.p.tamt
+        default = self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True)
+        epochs = {"epochs": tamt.imp_interval_epochs[interval]} if interval in tamt.imp_interval_epochs else {}
+        if interval is None or (interval == methods.planned_schedule(default).restarts[1] and not epochs):
             return default  # the same run
-        return self.corpus("imp-rw", "mlm", self.p.tamt.iteration_sparsity, seed, imp_rewind=True,
-                           imp_interval=interval)
+        return self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True, imp_interval=interval, **epochs)
 
     def tamt(self, objective, sparsity, seed, init="hard", steps=None) -> RunConfig:
         """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure
         7), taken after `steps` iterations, by default as many as IMP needs to reach `sparsity`
-        (TAMT table 2)."""
-        return self.corpus("mask", objective, sparsity, seed, max_steps=steps or self.tamt_steps(sparsity, seed),
-                           mask_init=init)
+        (TAMT table 2); a TAMT-KD mask after one update fewer (tamt.kd_one_update_fewer: train_kd.py
+        saves step_<N-1> after N - 1 updates, the mask its fine-tuning scripts read)."""
+        steps = self.tamt_steps(sparsity, seed) if steps is None else steps
+        fewer = int(objective == "kd" and self.p.tamt.kd_one_update_fewer and steps > 1)
+        return self.corpus("mask", objective, sparsity, seed, max_steps=steps - fewer, mask_init=init)
 
     def tamt_steps(self, sparsity, seed) -> int:
         """params tamt.steps[sparsity], else the step at which IMP prunes to `sparsity`."""
@@ -95,11 +101,24 @@ class Recipes:
         """OMP or random pruning of theta_pt (evaluated on the corpus: its pre-training losses)."""
         return self.corpus(method, "mlm", sparsity, seed)
 
-    def transfer(self, task, subnetwork: RunConfig | None, seed, level=None, train_size=None) -> RunConfig:
+    def transfer(self, task, subnetwork: RunConfig | None, seed, level=None, **fields) -> RunConfig:
         """A task-agnostic subnetwork fine-tuned on a downstream task (a new head, the mask fixed);
-        None: the full model; `train_size`: on the first that many training examples (figure 9)."""
-        data = {"data": {"train_size": train_size}} if train_size else {}
-        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level, **data)
+        None: the full model; `fields`: other settings of the run (figure 9's data and epochs)."""
+        return self.p.run(task, "finetune", "std", seed=seed, mask_from=subnetwork, mask_level=level, **fields)
+
+    def reduced(self, task, subnetwork: RunConfig | None, seed, level, size: int, epochs=None) -> RunConfig:
+        """Figure 9: `transfer` on `size` training examples (tamt.reduced_data: a random subset drawn
+        with the fine-tuning seed, or the first ones), for `epochs` (None: the task's), SQuAD
+        evaluated as its few-shot scripts do (every eval_interval steps, at least once an epoch)."""
+        chosen = self.p.tamt.reduced_data
+        data = {"subset_size": size, "subset_seed": seed} if chosen.subsets == "random" else {"train_size": size}
+        fields = {"data": data, **({"epochs": epochs} if epochs is not None else {})}
+        base = self.transfer(task, subnetwork, seed, level, **fields)
+        interval = chosen.eval_interval.get(task, base.eval_interval)
+        if task in chosen.eval_every_epoch:
+            interval = min(interval, math.ceil(size / base.batch_size))
+        return base if interval == base.eval_interval else self.transfer(task, subnetwork, seed, level,
+                                                                         eval_interval=interval, **fields)
 
     def probe(self, subnetwork: RunConfig, level=None) -> RunConfig:
         """A subnetwork's held-out MLM and KD losses as it is, with the pre-trained MLM head (the

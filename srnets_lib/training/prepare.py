@@ -40,7 +40,7 @@ class TrainingRun:
         cfg = self.config
         return step.Optimization(list(self.trainable.values()), cfg.lr, cfg.weight_decay, self.schedule.t_max,
                                  step.warmup_steps(cfg.warmup_steps, cfg.warmup_ratio, self.schedule.t_max),
-                                 cfg.max_grad_norm, cfg.grad_clip)
+                                 cfg.max_grad_norm, cfg.grad_clip, cfg.optimizer)
 
 
 def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:

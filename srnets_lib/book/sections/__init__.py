@@ -32,8 +32,9 @@ def resolve(name: str, params: Params, tasks=None, seeds=None, sparsities=None,
 
 def points(name: str, params: Params, tasks=None, seeds=None, sparsities=None, full: bool = False) -> list[Point]:
     """Every point the notebook `name` shows (None: the params file's tasks, seeds, sparsities;
-    `full`: with the opt-in sparsities)."""
-    return get(name).points(Recipes(params), *resolve(name, params, tasks, seeds, sparsities, full))
+    `full`: with the opt-in sparsities and the section's opt-in points)."""
+    section, recipes, chosen = get(name), Recipes(params), resolve(name, params, tasks, seeds, sparsities, full)
+    return section.points(recipes, *chosen) + (section.opt_in_points(recipes, *chosen) if full else [])
 
 
 __all__ = ["BY_NAME", "SECTIONS", "Point", "Section", "get", "points", "resolve"]

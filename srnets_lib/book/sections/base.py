@@ -79,6 +79,11 @@ class Section:
     def subnetworks(self, recipes: Recipes, task: str, seed: int, sparsities: list[float]) -> list[Point]:
         raise NotImplementedError
 
+    def opt_in_points(self, recipes: Recipes, tasks: list[str], seeds: list[int], sparsities: list[float]) -> list[Point]:
+        """Points of a page that only `make book-full` computes beside its own (Part II: figure 5's masks
+        along training, figure 11's second toy backbone); the page draws them once they are in the store."""
+        return []
+
     def subset_points(self, page, series: tuple, sparsity: float) -> list[Point]:
         """The points whose OOD scores split by subset (analysis.subsets): the page's points of
         `series`, its full models and its subnetworks at `sparsity`."""

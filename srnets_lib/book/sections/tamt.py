@@ -67,11 +67,15 @@ def subnetworks(recipes, seeds: list[int], sparsities: list[float], asked: bool 
     return found + [Subnetwork("OMP", s, recipes.oneshot("omp", s, seeds[0]), None, seeds[0]) for s in oneshot]
 
 
-def mean_over_tasks(df: pd.DataFrame) -> pd.DataFrame:
-    """Per series and sparsity: the downstream score (ID; the toy's test split) averaged over seeds, then over tasks
-    (the paper's "overall" score); tasks missing a value leave the mean undefined."""
+def mean_over_tasks(df: pd.DataFrame, tasks=None) -> pd.DataFrame:
+    """Per series and sparsity: the downstream score (ID; the toy's test split) averaged over seeds, then over
+    `tasks` (None: every task of the frame; the paper's "overall" score); tasks missing a value leave the
+    mean undefined."""
     rows = df[df.task != PROBE_TASK]
+    rows = rows if tasks is None else rows[rows.task.isin(tasks)]
     per_task = rows.groupby(["series", "x", "task"]).id.mean().unstack("task")
+    if tasks is not None:
+        per_task = per_task.reindex(columns=list(tasks))
     return per_task.mean(axis=1, skipna=False).rename("score").reset_index()
 
 
@@ -105,16 +109,92 @@ def scores_only(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=columns.ood_columns(df))
 
 
-def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None):
-    """One panel per task and one for the mean over tasks: ID score against x, the full model
-    dashed; of the page's frame, or of `frame` (one group's rows)."""
+def judged_rows(page) -> pd.DataFrame:
+    """The page's frame without its opt-in points (those `make book-full` adds): what its verdicts
+    read, as the scorecard, which gathers the default points only, reads them."""
+    shown = {(p.series, p.task, p.seed, p.x, p.group) for p in page.points}
+    if page.frame.empty:
+        return page.frame
+    keep = [key in shown for key in zip(page.frame.series, page.frame.task, page.frame.seed, page.frame.x, page.frame.group)]
+    return page.frame[keep]
+
+
+METRIC_NAMES = {"accuracy": "accuracy", "matthews_corrcoef": "Matthews corr.", "pearson": "Pearson r",
+                "squad_f1": "F1", "acc_and_f1": "(accuracy + F1) / 2", "f1": "F1", "weighted_f1": "weighted F1"}
+
+
+def per_seed_means(df: pd.DataFrame, tasks) -> pd.DataFrame:
+    """Rows of the mean over `tasks` per series, x and seed (a transfer's seed is its fine-tuning seed,
+    its mask seeds averaged), for the seeds every task has: the mean panel's values and spread."""
+    rows = df[df.task.isin(tasks) & ~df.reference.astype(bool)]
+    if rows.empty:
+        return rows.assign(id=[])
+    per = rows.groupby(["series", "x", "seed", "task"]).id.mean().unstack("task").reindex(columns=list(tasks))
+    return per.mean(axis=1, skipna=False).dropna().rename("id").reset_index()
+
+
+def draw(ax, rows: pd.DataFrame, references: pd.DataFrame, palette: dict, log_x: bool = False) -> None:
+    """One panel: each series' score (mean ± sd over its runs): a line over x where the series has
+    several x values, a dot with an error bar where it has one, bars where no series has more than
+    one; each reference (the full model) a dashed line with its ± sd band."""
+    plt = plots.pyplot()
+    several = rows.groupby("series").x.nunique() > 1 if not rows.empty else pd.Series(dtype=bool)
+    if not rows.empty and not several.any():  # one x per series: a bar per series
+        stats = rows.groupby("series", sort=False).id.agg(["mean", "std", "size"])
+        names = list(stats.index)
+        ax.bar(range(len(names)), stats["mean"], yerr=stats["std"].fillna(0), capsize=3,
+               color=[palette[n] for n in names])
+        ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
+    else:
+        for name, series in rows.groupby("series", sort=False):
+            stats = series.groupby("x").id.agg(["mean", "std"]).sort_index()
+            if len(stats) > 1:
+                ax.plot(stats.index, stats["mean"], marker="o", ms=3, color=palette[name], label=name)
+                ax.fill_between(stats.index, stats["mean"] - stats["std"].fillna(0),
+                                stats["mean"] + stats["std"].fillna(0), color=palette[name], alpha=0.15)
+            else:
+                ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), fmt="o", capsize=3,
+                            color=palette[name], label=name)
+        if log_x:
+            ax.set_xscale("log")
+    for name, ref in references.groupby("series"):
+        mean, std = ref.id.mean(), ref.id.std(ddof=0)
+        ax.axhline(mean, ls="--", color=palette[name], label=name)
+        ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
+    plt.setp(ax.get_yticklabels(), fontsize=8)
+
+
+def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None, tasks=None, log_x: bool = False):
+    """One panel per task and one for the mean over `tasks` (None: the frame's): ID score against x,
+    mean ± sd over the runs (mask and fine-tuning seeds) as draw() shows it; the mean panel's spread is
+    over fine-tuning seeds (per_seed_means). Of the page's frame, or of `frame` (one group's rows)."""
     plt = plots.pyplot()
     frame = page.frame if frame is None else frame
     df = scores_only(frame[frame.task != PROBE_TASK])
-    overall = mean_over_tasks(df).rename(columns={"score": "id"}).assign(
-        task="mean over tasks", seed=0, reference=lambda d: d.series == FULL, metric=df.metric.iloc[0],
-        ood_metric=df.metric.iloc[0], id_split=df.id_split.iloc[0])
-    fig = plots.sparsity_figure(pd.concat([df, overall], ignore_index=True), title, xlabel=xlabel,
-                                synthetic=page.synthetic)
+    names = list(dict.fromkeys(df.task))
+    tasks = [t for t in (tasks or names) if t in names]
+    panels = names + (["mean over tasks"] if len(tasks) > 1 else [])
+    columns = min(4, len(panels))
+    rows_count = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows_count, columns, figsize=(4.2 * columns, 3.4 * rows_count), squeeze=False)
+    palette = plots.palette_of(list(dict.fromkeys(df.series)))
+    for ax, panel in zip(axes.flat, panels):
+        if panel == "mean over tasks":
+            rows, refs = per_seed_means(df, tasks), per_seed_means(df.assign(reference=False)[df.reference.astype(bool)], tasks)
+            ax.set_ylabel("mean score" + (f" ({len(tasks)} tasks)" if tasks != names else ""))
+        else:
+            sub = df[df.task == panel]
+            rows, refs = sub[~sub.reference.astype(bool)], sub[sub.reference.astype(bool)]
+            ax.set_ylabel(METRIC_NAMES.get(sub.metric.iloc[0], sub.metric.iloc[0]))
+        draw(ax, rows, refs, palette, log_x)
+        ax.set_title(f"{panel}: {plots.id_label(df)}" + (" (synthetic)" if page.synthetic else ""), fontsize=10)
+        ax.set_xlabel(xlabel if rows.x.nunique() > 1 or rows.empty else "")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="--" if n == FULL else "-") for n in palette]
+    fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(4, len(palette))), fontsize=8,
+               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(palette) // 4)))
+    fig.suptitle(title)
+    fig.tight_layout()
     plt.close(fig)
     return fig

@@ -1,5 +1,8 @@
 """TAMT figure 9 (opt-in: make book-full): 70% subnetworks fine-tuned on fewer and fewer training
-examples of each task, TAMT against IMP, OMP and the full model."""
+examples of each task, TAMT against IMP, OMP and the full model, as the authors' few-shot scripts
+(imp_and_fine_tune/shell_scripts/run_glue/few_shot/ of llyx97/TAMT) run them: each point a random
+subset of that many training examples (SQuAD: windows) drawn with the fine-tuning seed, the epochs and
+seeds of its script (params tamt.reduced_data)."""
 
 from __future__ import annotations
 
@@ -22,21 +25,26 @@ class ReducedData(TamtSection):
     opt_in = True
 
     def points(self, recipes, tasks, seeds, sparsities):
-        """Per task of tamt.data_sizes, size, mask and fine-tuning seed: TAMT-MLM, TAMT-KD, IMP and
-        OMP's 70% masks and the full model fine-tuned on the first `size` examples."""
-        tamt, s = recipes.p.tamt, recipes.p.tamt.iteration_sparsity
+        """Per task of tamt.reduced_data.sizes, size and series: its masks at tamt.iteration_sparsity
+        (TAMT-MLM's, TAMT-KD's and IMP's level of each mask seed, OMP's one) and the full model, each
+        fine-tuned with its cell's seeds on `size` examples for its cell's epochs (ReducedData.cell)."""
+        s, reduced = recipes.p.tamt.iteration_sparsity, recipes.p.tamt.reduced_data
         points = []
-        for task in [t for t in tasks if t in tamt.data_sizes]:
-            for size in tamt.data_sizes[task]:
-                for ft in tamt.finetune_seeds:
-                    points.append(Point(FULL, task, ft, size, recipes.transfer(task, None, ft, train_size=size)))
-                    for seed in seeds:
-                        masks = [(SERIES[o], recipes.tamt(o, s, seed), None) for o in ("mlm", "kd")]
-                        masks.append(("IMP", recipes.tamt_imp(seed), s))  # its level at s
-                        masks += [("OMP", recipes.oneshot("omp", s, seeds[0]), None)] if seed == seeds[0] else []
-                        points += [Point(name, task, ft, size, recipes.transfer(task, mask, ft, level, train_size=size))
-                                   for name, mask, level in masks]
+        for task in [t for t in tasks if t in reduced.sizes]:
+            for size in reduced.sizes[task]:
+                for name, masks in self.masks(recipes, seeds, s):
+                    epochs, finetune_seeds = reduced.cell(task, size, name)
+                    points += [Point(name, task, ft, size, recipes.reduced(task, mask, ft, level, size, epochs))
+                               for ft in finetune_seeds for mask, level in masks]
         return points
+
+    @staticmethod
+    def masks(recipes, seeds, s) -> list[tuple[str, list]]:
+        """(series, its (mask run, IMP level) per mask seed; the full model: no mask)."""
+        return [(FULL, [(None, None)]),
+                *[(SERIES[o], [(recipes.tamt(o, s, seed), None) for seed in seeds]) for o in ("mlm", "kd")],
+                ("IMP", [(recipes.tamt_imp(seed), s) for seed in seeds]),
+                ("OMP", [(recipes.oneshot("omp", s, seeds[0]), None)])]
 
     def figure(self, page):
         df = scores_only(page.frame)
@@ -49,7 +57,7 @@ class ReducedData(TamtSection):
         verdicts = []
         for task in page.tasks:
             m = Measures(page.frame, task)
-            for size in page.params.tamt.data_sizes.get(task, []):  # a size without runs: not measurable
+            for size in page.params.tamt.reduced_data.sizes.get(task, []):  # a size without runs: not measurable
                 for series in SHOWN[:2]:
                     verdicts.append(_advantage(m, series, size))
         return verdicts

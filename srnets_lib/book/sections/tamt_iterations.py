@@ -1,6 +1,7 @@
 """TAMT figures 6 and 7 (opt-in: make book-full): the downstream score of 70% subnetworks against
 the pre-training iterations spent finding them: TAMT's masks after more and more steps, from the
-OMP mask or from a random one (figure 7), against IMP pruning more or less often (figure 6)."""
+OMP mask or from a random one (figure 7, whose step 0 is each initial mask itself: a search run
+stopped after 0 updates), against IMP pruning more or less often (figure 6)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from srnets_lib.book.sections.tamt import (FULL, SERIES, TamtSection, fewest, ov
                                            scores_only, seed_margins)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 from srnets_lib import methods
+from srnets_lib.model import pruning
+from srnets_lib.store.runs import Run
 
 OBJECTIVES = ("mlm", "kd")  # figures 6 and 7 show TAMT-MLM and TAMT-KD
 RANDOM = " (Rand_init)"
@@ -29,43 +32,100 @@ def imp_iterations(recipes, config, sparsity: float) -> int:
     return next(step for step, level in steps.items() if abs(level - sparsity) < 1e-9)
 
 
+
+def distance_curves(page) -> pd.DataFrame:
+    """Figure 8 (section 4.2.5; mask_training/mask_dist.py): per finished mask of the page (TAMT-MLM's
+    and TAMT-KD's from OMP after each step count, IMP's level at each pruning interval), 1 - Jaccard to
+    the OMP mask of its sparsity and mask seed (the searches' step 0 from OMP: the OMP mask itself)."""
+    masks = {}
+    for p in page.points:
+        key = (p.series, p.x, p.config.mask_from.seed if p.config.mask_from else None, p.group)
+        if p.reference or RANDOM in p.series or key in masks:
+            continue
+        run = Run(p.config.mask_from)
+        if run.served():
+            masks[key] = run.masks(p.config.mask_level)
+    omp = {(seed, group): m for (series, x, seed, group), m in masks.items() if series == SERIES["mlm"] and x == 0}
+    rows = [(series, x, group, seed, 1 - pruning.jaccard(m, omp[(seed, group)]))
+            for (series, x, seed, group), m in masks.items() if (seed, group) in omp and x > 0]
+    return pd.DataFrame(rows, columns=["series", "x", "group", "mask seed", "distance to OMP"])
+
+
+def distance_figure(page, sparsity: float):
+    """Figure 8: each search's distance to the OMP mask against its iterations, one panel per
+    sparsity (mean +- sd over mask seeds)."""
+    plt = plots.pyplot()
+    table = distance_curves(page)
+    groups = list(dict.fromkeys(p.group for p in page.points if not p.reference))
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 3.6), squeeze=False)
+    palette = plots.palette_of([SERIES[o] for o in OBJECTIVES] + ["IMP"])
+    for ax, group in zip(axes[0], groups):
+        for name, rows in table[table.group == group].groupby("series"):
+            stats = rows.groupby("x")["distance to OMP"].agg(["mean", "std"]).sort_index()
+            ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), marker="o", ms=3, capsize=2,
+                        color=palette[name], label=name, ls="-" if name != "IMP" else ":")
+        ax.set_title(group or f"{sparsity:.0%} sparsity", fontsize=10)
+        ax.set_xlabel("pre-training iterations")
+        ax.set_ylabel("1 - Jaccard to the OMP mask")
+        ax.legend(fontsize=8)
+    fig.suptitle("Mask distance to OMP along the searches (cf. TAMT figure 8)" + (" (synthetic)" if page.synthetic else ""))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
 class Iterations(TamtSection):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
     figure_tasks = True
-    reproduces = "TAMT figures 6 and 7"
+    reproduces = "TAMT figures 6, 7, 8 and 14-16"
     figure_title = "Downstream score vs pre-training iterations at 70% sparsity (cf. TAMT figures 6, 7)"
     opt_in = True
 
     def points(self, recipes, tasks, seeds, sparsities):
-        """Each mask (a TAMT run stopped after each of tamt.iteration_steps, from OMP or random;
-        IMP pruning every tamt.imp_intervals steps), fine-tuned on each task and seed."""
-        tamt, s = recipes.p.tamt, recipes.p.tamt.iteration_sparsity
-        masks = []
-        for seed in seeds:
-            for o in OBJECTIVES:
-                masks += [(SERIES[o] + suffix, n, recipes.tamt(o, s, seed, init, steps=n), None)
-                          for n in tamt.iteration_steps for suffix, init in (("", "hard"), (RANDOM, "random"))]
-            for interval in tamt.imp_intervals:
-                imp = recipes.tamt_imp(seed, interval)
-                masks.append(("IMP", imp_iterations(recipes, imp, s), imp, s))
+        """Each mask at tamt.iteration_sparsity (group "") and at each other of tamt.iteration_sparsities
+        (group "<s> sparsity": figures 14-16): a TAMT run stopped after 0 steps (its initial mask) and
+        after each of tamt.iteration_steps, from OMP or random; IMP pruning every tamt.imp_intervals
+        steps, at its level s), fine-tuned on each task and seed."""
+        tamt = recipes.p.tamt
+        chosen = [tamt.iteration_sparsity] + [s for s in tamt.iteration_sparsities  # IMP's levels end at imp_target
+                                              if abs(s - tamt.iteration_sparsity) > 1e-9 and s <= tamt.imp_target + 1e-9]
         points = []
-        for task in tasks:
-            for ft in tamt.finetune_seeds:
-                points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True))
-                points += [Point(series, task, ft, n, recipes.transfer(task, mask, ft, level))
-                           for series, n, mask, level in masks]
+        for s in chosen:
+            group = "" if s == tamt.iteration_sparsity else f"{s:.0%} sparsity"
+            masks = []
+            for seed in seeds:
+                for o in OBJECTIVES:
+                    masks += [(SERIES[o] + suffix, n, recipes.tamt(o, s, seed, init, steps=n), None)
+                              for n in (0, *tamt.iteration_steps) for suffix, init in (("", "hard"), (RANDOM, "random"))]
+                for interval in tamt.imp_intervals:
+                    imp = recipes.tamt_imp(seed, interval)
+                    masks.append(("IMP", imp_iterations(recipes, imp, s), imp, s))
+            for task in tasks:
+                for ft in tamt.finetune_seeds:
+                    if not group:
+                        points.append(Point(FULL, task, ft, 0.0, recipes.full(task, "std", ft), reference=True))
+                    points += [Point(series, task, ft, n, recipes.transfer(task, mask, ft, level), group=group)
+                               for series, n, mask, level in masks]
         return points
 
     def figure(self, page):
-        return [score_figure(page, self.figure_title, "pre-training iterations")]
+        """Figures 6 and 7 at tamt.iteration_sparsity, then figures 14-16's other sparsities (the full
+        model beside each)."""
+        frame, full = page.frame, page.frame[page.frame.series == FULL]
+        return [score_figure(page, self.figure_title if not group else
+                             f"Downstream score vs pre-training iterations at {group} (cf. TAMT figures 14-16)",
+                             "pre-training iterations",
+                             frame[frame.group == group] if not group else pd.concat([frame[frame.group == group], full]))
+                for group in dict.fromkeys(frame.group)] + [distance_figure(page, page.params.tamt.iteration_sparsity)]
 
     def table(self, page):
-        return plots.table(scores_only(page.frame), index=("task", "series", "x"))
+        index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
+        return plots.table(scores_only(page.frame), index=index)
 
     def judge(self, page) -> list[Verdict]:
-        runs = runs_behind(page.frame) if not page.frame.empty else pd.Series(dtype=int)
-        return [v for o in OBJECTIVES for v in (fewer_iterations(page.frame, SERIES[o], runs),
-                                                omp_init(page.frame, SERIES[o], runs))]
+        """Sections 4.2.3 and 4.2.4's claims at tamt.iteration_sparsity (figures 6 and 7)."""
+        frame = page.frame[page.frame.group == ""] if not page.frame.empty else page.frame
+        runs = runs_behind(frame) if not frame.empty else pd.Series(dtype=int)
+        return [v for o in OBJECTIVES for v in (fewer_iterations(frame, SERIES[o], runs), omp_init(frame, SERIES[o], runs))]
 
 
 def _series(scores: pd.Series, series: str) -> pd.Series:
@@ -82,7 +142,7 @@ def _reached(df: pd.DataFrame, series: str):
     imp, tamt = _series(scores, "IMP"), _series(scores, series)
     if imp.empty or tamt.empty:
         return None
-    reached = tamt[tamt >= imp.max()]
+    reached = tamt[(tamt >= imp.max()) & (tamt.index > 0)]  # a search, not its initial mask
     return imp.idxmax(), imp.max(), (reached.index.min() if not reached.empty else None), tamt
 
 

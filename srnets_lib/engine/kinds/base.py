@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Protocol
 
 import torch
 
+from srnets_lib.data.tasks import planned_train_rows
+
 if TYPE_CHECKING:  # types only: the settings import this layer
     from srnets_lib.settings.config import RunConfig
     from srnets_lib.settings.request import Request
@@ -84,12 +86,24 @@ class TaskKind:
     pipeline_tag: ClassVar[str]
     example_inputs: ClassVar[str]
     stores_predictions: ClassVar[bool] = False
+    # RunConfig fields only this kind's runs read: a run of another kind must leave them at their default
+    settings: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def validate(cls, config: RunConfig) -> None:
         if config.loss not in cls.losses:
             raise ValueError(f"loss={config.loss} does not go with task={config.task} ({cls.name}): it trains "
                              f"with {', '.join(cls.losses)}")
+        for other in _every(TaskKind) - {cls, *cls.__mro__}:
+            for field in set(other.settings) - set(cls.settings):
+                if getattr(config, field) != type(config).model_fields[field].default:
+                    raise ValueError(f"{field}={getattr(config, field)} is a setting of the {other.name} kind: "
+                                     f"task={config.task} ({cls.name}) does not read it")
+
+    @classmethod
+    def planned_rows(cls, config: RunConfig) -> int:
+        """The training examples a run counts its steps from, without loading data (`plan`)."""
+        return planned_train_rows(config.task, config.data)
 
     @classmethod
     def workload(cls, config: RunConfig) -> str:
@@ -104,3 +118,8 @@ class TaskKind:
     @classmethod
     def parts(cls, config: RunConfig, store: Run, request: Request, data, tokenizer, model) -> Parts:
         raise NotImplementedError
+
+
+def _every(cls: type) -> set[type]:
+    """Every subclass of `cls`, however deep."""
+    return {c for sub in cls.__subclasses__() for c in (sub, *_every(sub))}

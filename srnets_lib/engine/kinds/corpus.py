@@ -3,13 +3,20 @@ serve every task: masked language modelling (MLM), hidden-state distillation fro
 (KD), and their sum; the MLM corruption of a batch; the batches, the loss of one step and the
 held-out losses of a corpus run.
 
-- MLM: 15% of the tokens (not [CLS]/[SEP]) are predicted; of those 80% read [MASK], 10% a random
-  token, 10% themselves (mask_tokens in hg_transformers/data/data_collator.py of llyx97/TAMT).
-  Logits are computed at the predicted positions only.
+- MLM: 15% of the tokens are predicted, never [CLS], [SEP] (nor [UNK], unless mlm_unk_targets: the
+  authors exclude only [CLS], [SEP] and padding); of those 80% read [MASK], 10% a random token, 10%
+  themselves (mask_tokens in hg_transformers/data/data_collator.py of llyx97/TAMT). Logits are
+  computed at the predicted positions only.
 - KD: the mean over Transformer layers 1..L (the embedding output excluded) of the mean over
-  tokens of 1 - cos(h_student, h_teacher); the teacher is the dense model, frozen, in eval mode
-  (mask_trainer_mlm.py of llyx97/TAMT). With MLM+KD the teacher reads the same corrupted input.
-  TAMT-KD alone reads uncorrupted blocks here (the authors' KD data alter one token per block).
+  tokens of 1 - cos(h_student, h_teacher) (equation 6); the teacher is the dense model, frozen, in
+  eval mode (mask_trainer_mlm.py of llyx97/TAMT), or with its dropout on (kd_teacher_dropout:
+  train_kd.py). With MLM+KD the teacher reads the same corrupted input. TAMT-KD alone reads
+  uncorrupted blocks (kd_data=blocks), or the authors' KD data (kd_data=paragraphs, data/kd.py):
+  instances padded to max_length, whose padded positions count in the mean with kd_loss_padding
+  (train_kd.py's CosineLoss ignores the attention mask) and are left out otherwise.
+- Held-out losses: MLM on the dev blocks (corrupted with seed 42, as eval_mlm.py), KD on the same
+  blocks or on the dev KD instances (kd_data), as equation 6's cosine or eval_kd.py's default
+  full_mse (kd_eval_loss), the teacher in eval mode (eval_kd.py).
 Both run eagerly (never compiled, also on CUDA).
 """
 
@@ -22,8 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from srnets_lib.data import corpus
-from srnets_lib.data.encode import Encoded
+from srnets_lib.data import corpus, kd
+from srnets_lib.data.encode import Encoded, collate
 from srnets_lib.model import backbones as models
 from srnets_lib.engine import runtime
 from srnets_lib.engine.kinds.base import Eager, Parts, TaskKind
@@ -37,13 +44,28 @@ class Corpus(TaskKind):
     name = "corpus"
     losses = tuple(OBJECTIVES)
     task_agnostic = True  # a mask searched here is fine-tuned on every task
-    lengths = "full"  # contiguous blocks of max_length tokens
     auto_class, pipeline_tag = "AutoModelForMaskedLM", "fill-mask"
+    lengths = "full"  # contiguous blocks of max_length tokens (KD instances: padded to it)
     example_inputs = 'tokenizer("a text with a [MASK] token", truncation=True, return_tensors="pt")'
+    settings = ("kd_data", "kd_loss_padding", "kd_teacher_dropout", "kd_eval_loss", "mlm_unk_targets")
+
+    @classmethod
+    def validate(cls, config):
+        super().validate(config)
+        if config.data.subset_size is not None:
+            raise ValueError("data.subset_size draws a random subset of a task's training examples: the corpus "
+                             "counts blocks (data.train_size)")
 
     @classmethod
     def workload(cls, config):
         return config.loss  # IMP and the MLM head train weights on the same objective
+
+    @classmethod
+    def planned_rows(cls, config):
+        """TAMT-KD on the authors' KD data counts its instances, which `plan` cannot (data/kd.py)."""
+        if trains_on_instances(config) and config.data.source != "synthetic":
+            return config.data.train_size or kd.PLANNED_INSTANCES
+        return super().planned_rows(config)
 
     @classmethod
     def load_model(cls, config, data):
@@ -51,16 +73,35 @@ class Corpus(TaskKind):
 
     @classmethod
     def parts(cls, config, store, request, data, tokenizer, model) -> Parts:
-        """Contiguous blocks, MLM-corrupted where the objective predicts tokens, the objective's loss
-        against the dense model as teacher, and the held-out MLM and KD losses."""
+        """Contiguous blocks (or the authors' KD instances), MLM-corrupted where the objective
+        predicts tokens, the objective's loss against the dense model as teacher, and the held-out
+        MLM and KD losses."""
         tokenizer_id = models.backbone_id(config.backbone, None)
-        train, dev = (corpus.blocks(split, tokenizer, config.max_length, size, tokenizer_id,
-                                    corpus.origin(config.data, split.name))
-                      for split, size in ((data.train, config.data.train_size), (data.dev, config.data.dev_size)))
-        loss = PretrainingLoss(model, teacher_of(model), config.loss, config.precision)
-        batches = CorpusBatches(train, tokenizer, config.batch_size, config.seed, "mlm" in OBJECTIVES[config.loss])
-        return Parts(len(train), batches, loss, CorpusEvaluator(loss, dev, tokenizer, request.eval_batch_size,
-                                                                config.loss))
+        cfg, seed = config, config.data.data_seed
+
+        def read(split, size, form):
+            where = corpus.origin(cfg.data, split.name)
+            if form == "blocks":
+                return corpus.blocks(split, tokenizer, cfg.max_length, size, tokenizer_id, where)
+            return kd.paragraphs(split, tokenizer, cfg.max_length, size, tokenizer_id, [seed, split.name == "dev"], where)
+
+        teacher = teacher_of(model, config.kd_teacher_dropout)
+        loss = PretrainingLoss(model, teacher, config.loss, config.precision, config.kd_loss_padding)
+        if trains_on_instances(config):
+            batches = InstanceBatches(read(data.train, config.data.train_size, "paragraphs"), tokenizer,
+                                      config.batch_size, config.seed, config.max_length)
+        else:
+            batches = CorpusBatches(read(data.train, config.data.train_size, "blocks"), tokenizer, config.batch_size,
+                                    config.seed, "mlm" in OBJECTIVES[config.loss], config.mlm_unk_targets)
+        dev_kd = read(data.dev, config.data.dev_size, "paragraphs") if config.kd_data == "paragraphs" else None
+        evaluator = CorpusEvaluator(loss, read(data.dev, config.data.dev_size, "blocks"), tokenizer,
+                                    request.eval_batch_size, config, dev_kd)
+        return Parts(len(batches), batches, loss, evaluator)
+
+
+def trains_on_instances(config) -> bool:
+    """TAMT-KD on the authors' KD data (MLM and MLM+KD read blocks whatever kd_data says)."""
+    return config.loss == "kd" and config.kd_data == "paragraphs"
 
 
 def corrupt(ids: np.ndarray, special: np.ndarray, vocab_size: int, mask_id: int,
@@ -83,15 +124,22 @@ def mlm_loss(model, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.float(), labels[where])
 
 
-def kd_loss(student: tuple, teacher: tuple) -> torch.Tensor:
-    """Mean over layers 1..L of the mean over tokens of 1 - cos(student, teacher)."""
-    terms = [(1 - F.cosine_similarity(s.float(), t.float(), dim=-1)).mean() for s, t in zip(student[1:], teacher[1:])]
+def kd_loss(student: tuple, teacher: tuple, mask: torch.Tensor | None = None, measure: str = "cosine") -> torch.Tensor:
+    """Mean over layers 1..L of the mean over tokens of 1 - cos(student, teacher) (equation 6), or of
+    the squared error averaged over the hidden size (measure "mse": nn.MSELoss, eval_kd.py's
+    full_mse); over the tokens where `mask` is 1 (None: every position, padding included)."""
+    terms = []
+    for s, t in zip(student[1:], teacher[1:]):
+        s, t = s.float(), t.float()
+        per_token = (1 - F.cosine_similarity(s, t, dim=-1)) if measure == "cosine" else (s - t).pow(2).mean(-1)
+        terms.append(per_token.mean() if mask is None else (per_token * mask).sum() / mask.sum())
     return torch.stack(terms).mean()
 
 
-def teacher_of(model) -> torch.nn.Module:
-    """A frozen copy of the dense model, in eval mode (before masks are installed)."""
-    teacher = copy.deepcopy(model).eval()
+def teacher_of(model, dropout: bool = False) -> torch.nn.Module:
+    """A frozen copy of the dense model (before masks are installed), in eval mode, or training
+    mode with `dropout` (train_kd.py's teacher: never put in eval mode)."""
+    teacher = copy.deepcopy(model).train(dropout)
     teacher.requires_grad_(False)
     return teacher
 
@@ -99,23 +147,26 @@ def teacher_of(model) -> torch.nn.Module:
 class PretrainingLoss(Eager):
     """The loss of one step: the objective's terms summed with equal weights."""
 
-    def __init__(self, model, teacher, objective: str, precision: str):
+    def __init__(self, model, teacher, objective: str, precision: str, padding_in_kd: bool = False):
         self.model, self.teacher, self.terms, self.precision = model, teacher, OBJECTIVES[objective], precision
+        self.padding_in_kd = padding_in_kd
 
-    def losses(self, batch: dict) -> dict[str, torch.Tensor]:
-        inputs, kd = batch["inputs"], "kd" in self.terms or batch.get("all_terms")
+    def losses(self, batch: dict, terms: tuple[str, ...] | None = None, measure: str = "cosine") -> dict[str, torch.Tensor]:
+        """The `terms` (None: the objective's) of a batch; MLM where it has labels."""
+        inputs, terms = batch["inputs"], terms or self.terms
         base = getattr(self.model, self.model.base_model_prefix)
         with runtime.autocast(self.precision):
-            out = base(**inputs, output_hidden_states=bool(kd), return_dict=True)
-            terms = {}
-            if batch["labels"] is not None:
-                terms["mlm"] = mlm_loss(self.model, out.last_hidden_state, batch["labels"])
-            if kd:
+            out = base(**inputs, output_hidden_states="kd" in terms, return_dict=True)
+            found = {}
+            if batch["labels"] is not None and "mlm" in terms:
+                found["mlm"] = mlm_loss(self.model, out.last_hidden_state, batch["labels"])
+            if "kd" in terms:
                 with torch.no_grad():
                     taught = getattr(self.teacher, self.teacher.base_model_prefix)(
                         **inputs, output_hidden_states=True, return_dict=True)
-                terms["kd"] = kd_loss(out.hidden_states, taught.hidden_states)
-        return terms
+                mask = inputs["attention_mask"] if batch.get("padded") and not self.padding_in_kd else None
+                found["kd"] = kd_loss(out.hidden_states, taught.hidden_states, mask, measure)
+        return found
 
     def __call__(self, batch: dict) -> torch.Tensor:
         terms = self.losses(batch)
@@ -127,16 +178,22 @@ class CorpusBatches:
     `per_epoch` steps, the last batch partial); epoch e shuffles with seed (seed, e) and corrupts
     with (seed, e, position), so a resumed run sees the same batches."""
 
-    def __init__(self, encoded: Encoded, tokenizer, batch_size: int, seed: int, corrupted: bool):
+    def __init__(self, encoded: Encoded, tokenizer, batch_size: int, seed: int, corrupted: bool,
+                 unk_targets: bool = False):
         self.batch_size, self.seed, self.corrupted = batch_size, seed, corrupted
         self.ids = encoded.ids.reshape(len(encoded), -1).astype(np.int64)
-        self.special = np.isin(self.ids, tokenizer.all_special_ids)
+        never = ({tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id} if unk_targets
+                 else set(tokenizer.all_special_ids))
+        self.special = np.isin(self.ids, sorted(i for i in never if i is not None))
         self.vocab_size, self.mask_id = len(tokenizer), tokenizer.mask_token_id
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
     def __call__(self, start: int, end: int, per_epoch: int):
         size = self.batch_size
         for epoch in itertools.count(start // per_epoch):
-            order = np.random.default_rng([self.seed, epoch]).permutation(len(self.ids))
+            order = np.random.default_rng([self.seed, epoch]).permutation(len(self))
             for position in range(per_epoch):
                 at = epoch * per_epoch + position
                 if at >= end:
@@ -155,32 +212,66 @@ class CorpusBatches:
         return {"inputs": runtime.model_inputs(inputs), "labels": labels, "full_batch": len(index) == self.batch_size}
 
 
+class InstanceBatches(CorpusBatches):
+    """Batches of the authors' KD instances (data/kd.py: already altered, so never corrupted here),
+    each padded to max_length with its attention mask and token types, as train_kd.py reads them;
+    shuffled per epoch as CorpusBatches."""
+
+    def __init__(self, encoded: Encoded, tokenizer, batch_size: int, seed: int, max_length: int):
+        self.encoded, self.batch_size, self.seed, self.width = encoded, batch_size, seed, max_length
+        self.pad_id = tokenizer.pad_token_id or 0
+
+    def __len__(self) -> int:
+        return len(self.encoded)
+
+    def batch(self, index: np.ndarray, rng: np.random.Generator | None = None) -> dict:
+        inputs = collate(self.encoded, index, self.pad_id, pad_to=self.width)
+        return {"inputs": runtime.model_inputs(inputs), "labels": None, "full_batch": len(index) == self.batch_size,
+                "padded": True}
+
+
 class CorpusEvaluator(Eager):
-    """Held-out MLM and KD losses (the corruption fixed by seed 42, as the authors' eval_mlm.py);
-    `dev` is minus the run's own objective, so the higher the better as for a task."""
+    """Held-out MLM and KD losses (the corruption fixed by seed 42, as the authors' eval_mlm.py; KD
+    on the same blocks, or on the dev KD instances `kd_instances`, as config.kd_eval_loss
+    measures it); `dev` is minus the run's own objective, so the higher the better as for a task."""
 
     ood: tuple[str, ...] = ()
     reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.Evaluator)
     id_split = "dev"
     predictions: dict = {}  # losses, not per-example predictions: the run stores none (never mutated)
 
-    def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, objective: str):
-        batches = CorpusBatches(encoded, tokenizer, batch_size, 42, True)
+    def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, config,
+                 kd_instances: Encoded | None = None):
+        batches = CorpusBatches(encoded, tokenizer, batch_size, 42, True, config.mlm_unk_targets)
         rng = np.random.default_rng(42)
-        self.batches = [batches.batch(np.arange(i, min(i + batch_size, len(batches.ids))), rng)
-                        for i in range(0, len(batches.ids), batch_size)]
-        self.loss, self.terms = loss, OBJECTIVES[objective]
+        self.batches = [batches.batch(np.arange(i, min(i + batch_size, len(batches))), rng)
+                        for i in range(0, len(batches), batch_size)]
+        self.kd_batches = None
+        if kd_instances is not None:
+            instances = InstanceBatches(kd_instances, tokenizer, batch_size, 42, config.max_length)
+            self.kd_batches = [instances.batch(np.arange(i, min(i + batch_size, len(instances))))
+                               for i in range(0, len(instances), batch_size)]
+        self.loss, self.terms, self.measure = loss, OBJECTIVES[config.loss], config.kd_eval_loss
+
+    def _totals(self, batches: list[dict], terms: tuple[str, ...]) -> tuple[dict[str, float], int]:
+        totals, rows = dict.fromkeys(terms, 0.0), 0
+        for batch in batches:
+            n = batch["inputs"]["input_ids"].shape[0]
+            for term, value in self.loss.losses(batch, terms, self.measure).items():
+                totals[term] += float(value) * n
+            rows += n
+        return totals, rows
 
     @torch.inference_mode()
     def scores(self, model, splits=None) -> dict[str, float]:
         model.eval()
-        totals, rows = {"mlm": 0.0, "kd": 0.0}, 0
-        for batch in self.batches:
-            n = batch["inputs"]["input_ids"].shape[0]
-            for term, value in self.loss.losses({**batch, "all_terms": True}).items():
-                totals[term] += float(value) * n
-            rows += n
-        model.train()
+        teacher_mode = self.loss.teacher.training
+        self.loss.teacher.eval()
+        totals, rows = self._totals(self.batches, ("mlm",) if self.kd_batches else ("mlm", "kd"))
         scores = {f"{term}_loss": total / rows for term, total in totals.items()}
+        if self.kd_batches:
+            totals, rows = self._totals(self.kd_batches, ("kd",))
+            scores["kd_loss"] = totals["kd"] / rows
+        model.train()
+        self.loss.teacher.train(teacher_mode)
         return {"dev": -sum(scores[f"{t}_loss"] for t in self.terms), **scores}
-

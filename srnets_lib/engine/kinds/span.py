@@ -1,6 +1,9 @@
 """Span extraction (SQuAD v1.1, TAMT section 4.1): a span head on the backbone, trained on the
 questions' windows with the span loss and scored by dev F1 and exact match, as
-imp_and_fine_tune/squad_trans.py of llyx97/TAMT trains and scores them; eager (never compiled)."""
+imp_and_fine_tune/squad_trans.py of llyx97/TAMT trains and scores them; eager (never compiled).
+With reduced data (TAMT figure 9, data.subset_size) the training set is a random subset of the
+windows, as squad_trans_few.py:1005 splits its features (theirs draws from torch's global
+generator after the model's initialisation; here from one seeded with data.subset_seed)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import torch
 
 from srnets_lib.data import squad
 from srnets_lib.data.encode import Encoded, collate, eval_batches
+from srnets_lib.data.load import random_subset
 from srnets_lib.data.squad import Windows, predictions
 from srnets_lib.metrics import squad_exact_match, squad_f1
 from srnets_lib.model import backbones, pruning
@@ -42,8 +46,14 @@ class Span(TaskKind):
             warnings.warn(f"run {config.key()}: SQuAD runs are not compiled; this one runs eagerly", stacklevel=2)
         train, dev = (squad.features(examples, tokenizer, config.max_length, doc_stride(config.max_length))
                       for examples in (data.train, data.dev))
+        encoded = train.encoded
+        if config.data.subset_size is not None:  # reduced data (TAMT figure 9): a random subset of the windows
+            encoded = encoded.take(random_subset(len(train), config.data.subset_size, config.data.subset_seed,
+                                                 "SQuAD's training windows"))
+            data.description += (f"; a random subset of {config.data.subset_size} of its {len(train)} training "
+                                 f"windows (seed {config.data.subset_seed})")
         pad_id = tokenizer.pad_token_id or 0
-        return Parts(len(train), Batches(config, train.encoded, pad_id, compiled=False), SpanLoss(model, config.precision),
+        return Parts(len(encoded), Batches(config, encoded, pad_id, compiled=False), SpanLoss(model, config.precision),
                      SpanEvaluator(dev, request.eval_batch_size, pad_id, config.precision))
 
 
