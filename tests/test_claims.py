@@ -207,3 +207,22 @@ def test_a_reference_scoring_zero_is_judged_without_dividing_by_it():
                  "mask train (poe), pt": [(0.2, 0.1, 0.5), (0.5, 0.1, 0.5)]})
     std, poe = CompetitiveWithoutFinetuning().evaluate(df)
     assert "ID 10.0 (n/a), OOD 50.0" in std.measured
+
+
+def test_tamt_fewer_iterations_reads_a_curve_never_one_borrowed_point():
+    """The pace claim compares curves over pre-training iterations: with one iteration count (a
+    run another page made, the opt-in page's own missing) it is not measurable, never 'not confirmed'."""
+    from srnets_lib.book.sections.tamt import SERIES, runs_behind
+    from srnets_lib.book.sections.tamt_iterations import fewer_iterations
+
+    def frame(curves):
+        return pd.DataFrame([{"task": "nli", "series": series, "seed": 1, "x": float(x), "id": score}
+                             for series, curve in curves.items() for x, score in curve.items()])
+
+    mlm = SERIES["mlm"]
+    one = frame({"IMP": {48: 0.70}, mlm: {48: 0.65}})
+    v = fewer_iterations(one, mlm, runs_behind(one))
+    assert v.outcome == "not measurable" and "two iteration counts" in v.reason
+    curve = frame({"IMP": {4: 0.60, 12: 0.70}, mlm: {4: 0.66, 8: 0.71, 12: 0.72}})
+    v = fewer_iterations(curve, mlm, runs_behind(curve))
+    assert v.holds and v.margin == pytest.approx(1 - 8 / 12) and v.unit == "share"
