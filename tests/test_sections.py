@@ -266,3 +266,23 @@ def test_a_figure_caption_names_the_papers_figure_and_what_this_build_drew(store
     plt.close(fig)
     assert caption.startswith("*Subnetworks without fine-tuning.* Redraws the paper's figure 5 from synthetic data")
     assert ": nli, 1 seed;" in caption
+
+
+@pytest.mark.parametrize("notebook", sorted(Path("book").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_code_cell_of_a_notebook_shows_in_the_html(notebook):
+    """Every code cell is tagged remove-input (its output shows, its code does not) or remove-cell
+    (the parameters): the HTML shows no code, and the notebook keeps it, editable."""
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert {"remove-input", "remove-cell"} & set(cell["metadata"].get("tags", [])), "".join(cell["source"])
+
+
+def test_the_browser_check_flags_a_page_that_disagrees_with_the_scorecard():
+    from srnets_lib.tools.browser_check import disagreements
+
+    card = [("TR", "sec4_2", "srnet", "", "confirmed"), ("TR", "appc5", "srnet", "RoBERTa-base", "within noise")]
+    assert disagreements(card + [("LI", "sec4_2", "srnet", "", "confirmed"),
+                                 ("LI", "appc5", "srnet", "RoBERTa-base", "within noise")]) == []
+    found = disagreements(card + [("LI", "appc5", "srnet", "RoBERTa-base", "confirmed")])
+    assert found == ["appc5: the claim srnet [RoBERTa-base] reads 'confirmed' on its page, 'within noise' on the scorecard"]
