@@ -239,7 +239,8 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
     assert list(out.columns) == ["ID dev", "OOD", "seeds"] and out.index.names == ["task", "series", "OOD set"]
     # the ID column names the split the ID scores were measured on (the toy's test split)
     assert list(plots.table(df.assign(id_split="test"), index=("task", "series")).columns)[0] == "ID test"
-    assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.0", "61.0 ± 1.0", 2]
+    # the sample standard deviation over seeds (ddof 1): two seeds 2 points apart give 1.4
+    assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.4", "61.0 ± 1.4", 2]
     assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0", "70.0", 1]  # one seed: no spread
     assert out.loc[("sst2", "full", "–")].tolist() == ["88.0", "–", 1] and len(out) == 3
 

@@ -62,7 +62,7 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
                 sns.lineplot(data=curves, x="x", y=metric, hue="series", palette=palette, marker="o",
                              errorbar="sd", ax=ax, legend=(row == 0 and col == 0))
             for name, ref in sub[sub.reference].groupby("series"):
-                mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
+                mean, std = ref[metric].mean(), (ref[metric].std(ddof=1) if ref[metric].count() > 1 else 0.0)
                 ax.axhline(mean, ls="--", color=palette[name], label=name)
                 ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
             name = id_label(sub) if metric == "id" else columns.name(metric)
@@ -98,7 +98,7 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
 
 
 def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
-    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
+    """mean ± sample std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
     seed) of the ID score and of each OOD set, the sets as rows of their own ("OOD set"), so no
     column is empty for a task without that set; rows without any OOD score keep "–"."""
     sets = [c for c in columns.ood_columns(df) if df[c].notna().any()]
@@ -110,7 +110,7 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
         none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
         df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
     grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
-    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100, grouped.size()
+    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=1).fillna(0) * 100, grouped.size()  # sample std
     out = pd.DataFrame({(id_label(df) if c == "id" else c): [
         "–" if pd.isna(m) else f"{m:.1f}" if n == 1 else f"{m:.1f} ± {s:.1f}"  # no spread from one seed
         for m, s, n in zip(mean[c], std[c], seeds)] for c in mean.columns}, index=mean.index)
