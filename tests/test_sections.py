@@ -243,6 +243,9 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
     assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.4", "61.0 ± 1.4", 2]
     assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0", "70.0", 1]  # one seed: no spread
     assert out.loc[("sst2", "full", "–")].tolist() == ["88.0", "–", 1] and len(out) == 3
+    # rows in numeric order of the numbers in their labels (5.1's steps), not as text
+    steps = pd.DataFrame([{"task": "nli", "series": f"ft step={n}", "seed": 1, "x": n, "id": 0.9} for n in (0, 16, 24, 8)])
+    assert list(plots.table(steps).index.get_level_values("series")) == [f"ft step={n}" for n in (0, 8, 16, 24)]
 
 
 def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():

@@ -3,6 +3,8 @@ lines) and tables (mean +- std) from a sections.gather.frame DataFrame."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from srnets_lib.book import columns
@@ -115,7 +117,12 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
         "–" if pd.isna(m) else f"{m:.1f}" if n == 1 else f"{m:.1f} ± {s:.1f}"  # no spread from one seed
         for m, s, n in zip(mean[c], std[c], seeds)] for c in mean.columns}, index=mean.index)
     out["seeds"] = seeds
-    return out
+    return out.sort_index(key=lambda level: level if pd.api.types.is_numeric_dtype(level) else level.map(_natural))
+
+
+def _natural(value) -> str:
+    """A label's sort key with its numbers in numeric order ("ft step=8" before "ft step=16")."""
+    return re.sub(r"\d+(?:\.\d+)?", lambda m: f"{float(m.group()):020.6f}", str(value))
 
 
 def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
