@@ -40,6 +40,8 @@ NOISE = 2.0  # a margin within this many of its standard errors of 0 is within n
 # unit -> (scale, how a margin reads, what MARGIN is in it)
 UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%", "1%"),
          "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho")}
+
+
 def shown(margin: float, unit: str = "points") -> str:
     """A margin with its unit: "+3.0 points", "+12.0%", "+0.015 nats"."""
     scale, form, _ = UNITS[unit]

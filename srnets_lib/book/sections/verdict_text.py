@@ -13,8 +13,6 @@ MARKS = {"confirmed": ("\u25cf", "#1a7f37"), "partly confirmed": ("\u25d0", "#09
          "not measurable": ("\u2013", "#6e7781"), "not built": ("\u25cb", "#6e7781")}
 
 
-
-
 def mark(word: str) -> str:
     """An outcome's coloured mark (HTML)."""
     symbol, colour = MARKS[next((k for k in MARKS if word.startswith(k)), "not measurable")]
