@@ -290,3 +290,18 @@ def test_the_browser_check_flags_a_page_that_disagrees_with_the_scorecard():
                                  ("LI", "appc5", "srnet", "RoBERTa-base", "within noise")]) == []
     found = disagreements(card + [("LI", "appc5", "srnet", "RoBERTa-base", "confirmed")])
     assert found == ["appc5: the claim srnet [RoBERTa-base] reads 'confirmed' on its page, 'within noise' on the scorecard"]
+
+
+def test_a_series_has_one_colour_in_every_figure_and_a_figures_series_distinct_ones():
+    """The palette is keyed by the series' name (plots.COLOURS), not by its place in a figure: the same
+    name the same colour on every page, in the main figure as in the mask and per-subset figures."""
+    from srnets_lib.book import plots
+
+    everywhere = {}
+    for page, names in SERIES.items():
+        for order in (sorted(names), sorted(names, reverse=True)):
+            colours = plots.palette_of(order)
+            assert len(set(colours.values())) == len(names), page  # one figure: every series its own colour
+            for name in names & set(plots.COLOURS):
+                assert everywhere.setdefault(name, colours[name]) == colours[name] == plots.palette_of([name])[name]
+    assert plots.palette_of(["mask train (poe)", "imp (std)"]) == plots.palette_of(["imp (std)", "mask train (poe)"])

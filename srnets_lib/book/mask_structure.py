@@ -79,7 +79,7 @@ def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     shown = df.assign(**{c: df[c] * 100 for c in ("heads emptied", "neurons emptied")})
     series = list(dict.fromkeys(df.series))  # one colour per series in every panel
-    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    palette = plots.palette_of(series)
     for ax, (column, title) in zip(axes, panels):
         data = shown.dropna(subset=[column])
         if not data.empty:

@@ -32,11 +32,40 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
     return ["id"] + sorted(columns.ood_columns(df))
 
 
+# each series of the book and its colour, the same on every page and in every figure (tab10's and a
+# few darker ones); series never drawn together may share one. A series not listed takes, in a
+# fixed order from its name, the first of SPARE that no other series of its figure has.
+COLOURS = {
+    "full bert (std)": "#4d4d4d", "full bert (poe)": "#17becf", "full bert (reweight)": "#bcbd22",
+    "full bert (confreg)": "#8c6d31", "full model": "#4d4d4d",
+    "mask train (std)": "#1f77b4", "mask train (poe)": "#d62728", "mask train (poe), poe ft": "#ff7f0e",
+    "mask train (reweight)": "#8c564b", "mask train (confreg)": "#637939",
+    "imp (std)": "#2ca02c", "imp (poe)": "#9467bd", "imp (poe), poe ft": "#e377c2",
+    "imp-rw (poe) + std ft": "#2ca02c", "imp-rw (poe) + poe ft": "#9467bd",
+    "mask train (poe) + std ft": "#d62728", "mask train (poe) + poe ft": "#ff7f0e",
+    "mask train (std), pt": "#1f77b4", "mask train (poe), pt": "#d62728", "mask train (poe), ft": "#ff7f0e",
+    "bert-ft subnet": "#d62728", "bert-pt subnet": "#1f77b4", "bert-pt subnet + ft": "#2ca02c",
+    "ft step=0": "#1f77b4", "ft to end": "#d62728",
+    "fixed": "#1f77b4", "gradual 0.7->0.9": "#d62728", "fixed, soft init": "#2ca02c", "gradual 0.2->0.9": "#9467bd",
+    "gradual 0.5->0.9": "#ff7f0e",
+    "mask 0.5": "#1f77b4", "mask 0.7": "#d62728", "mask 0.5->0.7": "#2ca02c",
+    "TAMT-MLM": "#d62728", "TAMT-KD": "#1f77b4", "TAMT-MLM+KD": "#9467bd", "IMP": "#2ca02c", "OMP": "#ff7f0e",
+    "Rand": "#8c564b", "TAMT-MLM (Rand_init)": "#e377c2", "TAMT-KD (Rand_init)": "#17becf",
+}
+SPARE = ("#393b79", "#e6550d", "#31a354", "#843c39", "#7b4173", "#3182bd", "#bcbd22", "#8c564b", "#e377c2",
+         "#17becf", "#636363", "#9c9ede", "#e7969c", "#a55194", "#6b6ecf", "#b5cf6b")
+
+
 def palette_of(series: list[str]) -> dict:
-    """{series name: its colour} for the series of one figure (every figure draws through this)."""
-    sns = seaborn()
-    colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
-    return {name: colours[i % len(colours)] for i, name in enumerate(series)}
+    """{series name: its colour} for the series of one figure (every figure draws through this): a
+    listed series its colour in COLOURS whatever the figure; another the first free one of SPARE."""
+    palette = {name: COLOURS[name] for name in series if name in COLOURS}
+    for name in series:
+        if name not in palette:
+            start = sum(name.encode()) % len(SPARE)  # a fixed start from the name, not from the figure
+            taken = set(palette.values())
+            palette[name] = next((c for c in SPARE[start:] + SPARE[:start] if c not in taken), SPARE[start])
+    return palette
 
 
 def id_label(df: pd.DataFrame) -> str:
@@ -91,7 +120,8 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
                                                                   "series", "task", "seed", "x"}) if c in df]
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
-        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax)
+        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax,
+                     palette=palette_of(list(dict.fromkeys(df.series))))
         ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
                      fontsize=10)
     fig.suptitle(title)
@@ -143,7 +173,7 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     # one task's panel as wide as the legend below it
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(max(9.0, 5.2 * len(tasks)), 4.4), squeeze=False)
     series = list(dict.fromkeys(ood.series))
-    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    palette = palette_of(series)
     for ax, task in zip(axes[0], tasks):
         rows = ood[ood.task == task]
         kind = next((k for k in dict.fromkeys(rows.subset) if k != "label"), "label")
