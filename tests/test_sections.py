@@ -305,3 +305,26 @@ def test_a_series_has_one_colour_in_every_figure_and_a_figures_series_distinct_o
             for name in names & set(plots.COLOURS):
                 assert everywhere.setdefault(name, colours[name]) == colours[name] == plots.palette_of([name])[name]
     assert plots.palette_of(["mask train (poe)", "imp (std)"]) == plots.palette_of(["imp (std)", "mask train (poe)"])
+
+
+def test_a_sparsity_figure_draws_scores_in_percent_with_its_legend_below_the_panels():
+    import pandas as pd
+
+    from srnets_lib.book import plots
+
+    df = pd.DataFrame([{"task": "nli", "series": series, "seed": 1, "x": x, "reference": x == 0.0, "id": score,
+                        "ood:hans": score - 0.2, "metric": "accuracy", "ood_metric": "accuracy", "id_split": "test"}
+                       for series, x, score in (("full bert (std)", 0.0, 0.9), ("mask train (poe)", 0.5, 0.8),
+                                                ("mask train (poe)", 0.7, 0.75))])
+    fig = plots.sparsity_figure(df, "a figure")
+    first = fig.axes[0]
+    assert first.get_ylabel() == "accuracy (%)"
+    ys = [y for line in first.get_lines() for y in line.get_ydata()]
+    assert 75.0 in ys and 90.0 in ys and max(ys) <= 100  # the curve's points and the dashed full model
+    # the legend below every panel and its axis labels, never over them
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend, = fig.legends
+    assert legend.get_window_extent(renderer).y1 <= min(ax.get_tightbbox(renderer).y0 for ax in fig.axes
+                                                        if ax.get_visible() and ax.axison) + 1
+    plots.pyplot().close(fig)

@@ -95,7 +95,7 @@ def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
     if axes[0].get_legend():
         axes[0].get_legend().remove()
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
-    fig.legend(handles, series, loc="lower center", ncol=min(6, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.06))
     fig.suptitle(f"The masks at sparsity {sparsity:g}, by layer (mean ± sd over tasks and seeds)")
     fig.tight_layout()
+    fig.legend(handles, series, loc="upper center", ncol=min(6, len(series)), fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig

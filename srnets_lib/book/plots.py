@@ -76,8 +76,10 @@ def id_label(df: pd.DataFrame) -> str:
 
 
 def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
-    """One row per task, one column per metric (the ID score, then each OOD set)."""
+    """One row per task, one column per metric (the ID score, then each OOD set), in percent as the
+    tables print them."""
     plt, sns = pyplot(), seaborn()
+    df = df.assign(**{c: df[c] * 100 for c in metric_columns(df)})
     tasks = list(dict.fromkeys(df["task"]))
     panels = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
@@ -100,16 +102,16 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
-            ax.set_ylabel(METRIC_LABEL.get(kind, "metric"))
+            ax.set_ylabel(f"{METRIC_LABEL.get(kind, 'score')} (%)")
         for col in range(len(cols), panels):
             axes[row][col].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if axes[0][0].get_legend():
         axes[0][0].get_legend().remove()
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 4)))
     fig.suptitle(title)
     fig.tight_layout()
+    # below the panels, clear of their axis labels (the page's inline figure is cut to fit what it draws)
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -121,11 +123,16 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax,
-                     palette=palette_of(list(dict.fromkeys(df.series))))
+                     palette=palette_of(list(dict.fromkeys(df.series))), legend=ax is axes[0][0])
         ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
                      fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if axes[0][0].get_legend():
+        axes[0][0].get_legend().remove()
     fig.suptitle(title)
     fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, max(1, len(labels))), fontsize=8,
+               bbox_to_anchor=(0.5, 0.0))  # below the panels, not over the curves
     return fig
 
 
