@@ -1,6 +1,8 @@
 """Verdicts are computed from the numbers: each claim's decision, its margin, what is not
 measurable, and a collapsed full model is never called robust nor used as the reference."""
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -11,7 +13,12 @@ from srnets_lib.book.sections.sec4_4 import CompetitiveWithoutFinetuning
 from srnets_lib.book.sections.sec4_5 import OODUpperBound
 from srnets_lib.book.sections.sec5_1 import EarlyStart
 from srnets_lib.book.sections.sec5_2 import GradualVsFixed
-from srnets_lib.book.sections.verdict import render
+from srnets_lib.book.sections import verdict_text
+
+
+def render(verdicts) -> str:
+    """The page's markdown without the outcome's coloured mark (HTML)."""
+    return re.sub(r"<span [^>]*>[^<]*</span> ", "", verdict_text.render(verdicts))
 
 
 def rows(task="nli", seeds=(1,), **series):
@@ -41,7 +48,8 @@ def test_poe_that_did_not_learn_the_task_is_not_called_robust():
     assert poe.holds is False and poe.margin == pytest.approx(0.43 - 0.8 * 0.93)  # decided by ID, not OOD
     assert "did not learn the task" in poe.notes[0]
     text = render([poe])
-    assert "**not confirmed** here (margin -31.4 points over its thresholds; mean of 1 seed). The PoE model did not learn" in text
+    assert ("**not confirmed** here (margin -31.4 points over its thresholds; standard error unknown: no stored "
+            "predictions behind it, and one seed; mean of 1 seed). The PoE model did not learn") in text
 
 
 def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
@@ -61,7 +69,7 @@ def test_a_claim_holds_only_when_it_clears_its_thresholds_by_the_margin():
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.86, 0.60)]})
     thin, = SubnetworkVsFull("mask (poe)", xs=(0.5,)).evaluate(df)
     assert thin.holds is False and thin.thin and thin.margin == pytest.approx(0.86 - 0.95 * 0.90)
-    assert "(margin +0.5 points over its thresholds, under the 1-point margin the rule asks; mean of 1 seed)" in render([thin])
+    assert "(margin +0.5 points over its thresholds, under the 1-point margin the rule asks; standard error" in render([thin])
 
 
 def test_a_verdict_says_how_many_seeds_clear_the_rule_alone():
@@ -72,6 +80,8 @@ def test_a_verdict_says_how_many_seeds_clear_the_rule_alone():
     assert verdict.holds is True and verdict.margin == pytest.approx(0.87 - 0.95 * 0.90)  # the mean clears it
     assert verdict.seed_margins == pytest.approx((0.89 - 0.95 * 0.90, 0.85 - 0.95 * 0.90)) and verdict.seeds_clearing == 1
     assert "mean of 2 seeds; 1 of 2 seeds clear it alone (+3.5 points, -0.5 points)" in render([verdict])
+    # the seeds' margins differ by 4 points: a standard error of 2.0 of the mean's +1.5, so within noise
+    assert "standard error 2.0 points, from the 2 seeds" in render([verdict]) and verdict.outcome == "within noise"
 
 
 def test_subnetworks_are_compared_with_the_std_model_when_the_poe_model_collapsed():
@@ -110,18 +120,19 @@ def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
     assert GradualVsFixed({"nli": 3}).evaluate(longer)[0].subject == "nli, 3 epochs"  # table 5's, not the longest
 
 
-def test_gradual_vs_fixed_says_when_its_margin_is_within_the_seeds_spread():
+def test_gradual_vs_fixed_reads_within_noise_when_its_seeds_disagree():
+    """No note of its own: the seeds' spread makes the verdict's outcome (verdict.py's rule)."""
     def frame(fixed_ids):
         return pd.concat([rows(**{"full bert (std)": [(0.0, 0.95, 0.7)]}),
                           rows(seeds=(1, 2), **{"gradual 0.7->0.9": [(5.0, 0.92, 0.97)]}),
                           pd.DataFrame([{"task": "nli", "series": "fixed", "seed": seed, "x": 5.0, "id": i,
                                          "ood:hans": 0.90, "reference": False, "group": ""}
                                         for seed, i in zip((1, 2), fixed_ids)])])
-    noisy, = GradualVsFixed({"nli": 5}).evaluate(frame((0.90, 0.96)))  # fixed 93 +- 3, gradual 92 +- 0
-    assert noisy.holds is False and noisy.seeds == 1 and noisy.values["spread"] == pytest.approx(0.03)
-    assert "margin (1.0 points) is within the seeds' spread (up to ±3.0)" in noisy.notes[0]
+    noisy, = GradualVsFixed({"nli": 5}).evaluate(frame((0.90, 0.96)))  # fixed 93 +- 4.2, gradual 92 +- 0
+    assert noisy.holds is False and not noisy.notes and noisy.seed_margins == pytest.approx((0.02, -0.04))
+    assert noisy.outcome == "within noise"  # margin -1.0, standard error 3.0 from the seeds
     clear, = GradualVsFixed({"nli": 5}).evaluate(frame((0.85, 0.87)))  # fixed 86 +- 1: behind by 6 / 7 points
-    assert clear.holds is True and clear.margin == pytest.approx(0.06) and not clear.notes
+    assert clear.holds is True and clear.margin == pytest.approx(0.06) and clear.outcome == "confirmed"
 
 
 def test_section_4_4_compares_each_pt_mask_with_the_full_model_of_its_loss():
@@ -173,16 +184,18 @@ def test_render_heads_each_group_and_joins_a_subjects_verdicts():
 
 
 def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
-    from srnets_lib.book.sections.verdict import summary
+    from srnets_lib.book.sections.verdict_text import summary
 
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.86, 0.60)]})
     verdicts = FullModels().evaluate(df) + SubnetworkVsFull("mask (poe)").evaluate(df)
     text = summary(verdicts, synthetic=True)
-    assert text.startswith("**In short** (on synthetic data, not the paper's): 3 of the 4 cases this page judges "
-                           "confirm the paper's claim; 1 clears its thresholds by less than the rule's margin.")
-    assert "The clearest: 'standard fine-tuning exploits the dataset bias' on nli (" in text and "margin +35.0 points)" in text
+    assert text.startswith("**In short** (on synthetic data, not the paper's): of the 4 cases this page judges, "
+                           "3 confirm the paper's claim, 1 is not confirmed (1 clearing the thresholds by less than "
+                           "the rule's margin).")
+    assert "The clearest: 'standard fine-tuning exploits the dataset bias' on nli (" in text
+    assert "margin +35.0 points, confirmed)" in text
     assert text.endswith("The weakest: a sparse *and* robust subnetwork on nli, mask (poe) at sparsity 0.7 "
-                         "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.5 points).")
+                         "(ID 86.0 (95.6% of full bert (std)), OOD 60.0 (+10.0 points); margin +0.5 points, not confirmed).")
     assert "none of the 2 cases" in summary(FullModels().evaluate(full((0.9, 0.5), (0.9, 0.6)), tasks=["qqp"]), synthetic=True)
 
 
@@ -194,3 +207,22 @@ def test_a_reference_scoring_zero_is_judged_without_dividing_by_it():
                  "mask train (poe), pt": [(0.2, 0.1, 0.5), (0.5, 0.1, 0.5)]})
     std, poe = CompetitiveWithoutFinetuning().evaluate(df)
     assert "ID 10.0 (n/a), OOD 50.0" in std.measured
+
+
+def test_tamt_fewer_iterations_reads_a_curve_never_one_borrowed_point():
+    """The pace claim compares curves over pre-training iterations: with one iteration count (a
+    run another page made, the opt-in page's own missing) it is not measurable, never 'not confirmed'."""
+    from srnets_lib.book.sections.tamt import SERIES, runs_behind
+    from srnets_lib.book.sections.tamt_iterations import fewer_iterations
+
+    def frame(curves):
+        return pd.DataFrame([{"task": "nli", "series": series, "seed": 1, "x": float(x), "id": score}
+                             for series, curve in curves.items() for x, score in curve.items()])
+
+    mlm = SERIES["mlm"]
+    one = frame({"IMP": {48: 0.70}, mlm: {48: 0.65}})
+    v = fewer_iterations(one, mlm, runs_behind(one))
+    assert v.outcome == "not measurable" and "two iteration counts" in v.reason
+    curve = frame({"IMP": {4: 0.60, 12: 0.70}, mlm: {4: 0.66, 8: 0.71, 12: 0.72}})
+    v = fewer_iterations(curve, mlm, runs_behind(curve))
+    assert v.holds and v.margin == pytest.approx(1 - 8 / 12) and v.unit == "share"

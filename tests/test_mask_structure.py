@@ -44,3 +44,14 @@ def test_the_frame_compares_each_series_with_the_reference_of_its_task_and_seed(
     jaccard = df.set_index(["seed", "series"]).jaccard
     assert jaccard[(1, "imp (poe)")] == (5 + 0.5) / 6
     assert jaccard.isna()[(1, "mask train (poe)")] and jaccard.isna()[(2, "imp (poe)")]  # itself; seed 2 has none
+
+
+def test_the_figures_title_says_what_its_spread_is_over():
+    masks = {("nli", 1, "mask train (poe)"): layer_mask(0), ("nli", 1, "imp (poe)"): layer_mask(0)}
+    fig = mask_structure.figure(mask_structure.frame(masks, HEADS, against="mask train (poe)"), 0.7,
+                                "mask train (poe)", synthetic=True)
+    assert fig._suptitle.get_text().endswith("(one task and one seed: no spread)")
+    masks[("nli", 2, "imp (poe)")] = layer_mask(0)
+    fig2 = mask_structure.figure(mask_structure.frame(masks, HEADS, against="mask train (poe)"), 0.7,
+                                 "mask train (poe)", synthetic=True)
+    assert fig2._suptitle.get_text().endswith("(mean ± sd over 1 task and 2 seeds)")

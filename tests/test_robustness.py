@@ -44,5 +44,8 @@ def test_the_scorecard_shows_the_table_or_how_to_make_it(store):
     file.parent.mkdir(parents=True)
     file.write_text(json.dumps({"judged": "2026-01-01T00:00:00", "rows": rows}))
     text = card.robustness().text
-    assert "1 of 2 cells hold (50%) over 2 settings" in text and "judged 2026-01-01T00:00:00" in text
-    assert "yes (+3.0 points)" in text and "no (-1.0 points)" in text
+    # a grid stored before outcomes and standard errors were: its cells read confirmed / not confirmed
+    assert "1 of 2 cells confirmed (50%) over 2 settings; 1 not confirmed" in text
+    assert "judged 2026-01-01T00:00:00" in text and "commit `not recorded`" in text
+    assert 'title="confirmed">' in text and "+3.0 points" in text and 'title="not confirmed">' in text
+    assert "-1.0 points" in text

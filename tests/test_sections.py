@@ -243,9 +243,13 @@ def test_tables_put_each_ood_set_on_rows_of_its_own_with_one_decimal():
     assert list(out.columns) == ["ID dev", "OOD", "seeds"] and out.index.names == ["task", "series", "OOD set"]
     # the ID column names the split the ID scores were measured on (the toy's test split)
     assert list(plots.table(df.assign(id_split="test"), index=("task", "series")).columns)[0] == "ID test"
-    assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.0", "61.0 ± 1.0", 2]
+    # the sample standard deviation over seeds (ddof 1): two seeds 2 points apart give 1.4
+    assert out.loc[("nli", "full", "hans")].tolist() == ["91.0 ± 1.4", "61.0 ± 1.4", 2]
     assert out.loc[("paraphrase", "full", "paws")].tolist() == ["95.0", "70.0", 1]  # one seed: no spread
     assert out.loc[("sst2", "full", "–")].tolist() == ["88.0", "–", 1] and len(out) == 3
+    # rows in numeric order of the numbers in their labels (5.1's steps), not as text
+    steps = pd.DataFrame([{"task": "nli", "series": f"ft step={n}", "seed": 1, "x": n, "id": 0.9} for n in (0, 16, 24, 8)])
+    assert list(plots.table(steps).index.get_level_values("series")) == [f"ft step={n}" for n in (0, 8, 16, 24)]
 
 
 def test_the_scorecard_has_no_runs_of_its_own_and_is_swept_with_the_rest():
@@ -270,3 +274,61 @@ def test_a_figure_caption_names_the_papers_figure_and_what_this_build_drew(store
     plt.close(fig)
     assert caption.startswith("*Subnetworks without fine-tuning.* Redraws the paper's figure 5 from synthetic data")
     assert ": nli, 1 seed;" in caption
+
+
+@pytest.mark.parametrize("notebook", sorted(Path("book").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_no_code_cell_of_a_notebook_shows_in_the_html(notebook):
+    """Every code cell is tagged remove-input (its output shows, its code does not) or remove-cell
+    (the parameters): the HTML shows no code, and the notebook keeps it, editable."""
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert {"remove-input", "remove-cell"} & set(cell["metadata"].get("tags", [])), "".join(cell["source"])
+
+
+def test_the_browser_check_flags_a_page_that_disagrees_with_the_scorecard():
+    from srnets_lib.tools.browser_check import disagreements
+
+    card = [("TR", "sec4_2", "srnet", "", "confirmed"), ("TR", "appc5", "srnet", "RoBERTa-base", "within noise")]
+    assert disagreements(card + [("LI", "sec4_2", "srnet", "", "confirmed"),
+                                 ("LI", "appc5", "srnet", "RoBERTa-base", "within noise")]) == []
+    found = disagreements(card + [("LI", "appc5", "srnet", "RoBERTa-base", "confirmed")])
+    assert found == ["appc5: the claim srnet [RoBERTa-base] reads 'confirmed' on its page, 'within noise' on the scorecard"]
+
+
+def test_a_series_has_one_colour_in_every_figure_and_a_figures_series_distinct_ones():
+    """The palette is keyed by the series' name (plots.COLOURS), not by its place in a figure: the same
+    name the same colour on every page, in the main figure as in the mask and per-subset figures."""
+    from srnets_lib.book import plots
+
+    everywhere = {}
+    for page, names in SERIES.items():
+        for order in (sorted(names), sorted(names, reverse=True)):
+            colours = plots.palette_of(order)
+            assert len(set(colours.values())) == len(names), page  # one figure: every series its own colour
+            for name in names & set(plots.COLOURS):
+                assert everywhere.setdefault(name, colours[name]) == colours[name] == plots.palette_of([name])[name]
+    assert plots.palette_of(["mask train (poe)", "imp (std)"]) == plots.palette_of(["imp (std)", "mask train (poe)"])
+
+
+def test_a_sparsity_figure_draws_scores_in_percent_with_its_legend_below_the_panels():
+    import pandas as pd
+
+    from srnets_lib.book import plots
+
+    df = pd.DataFrame([{"task": "nli", "series": series, "seed": 1, "x": x, "reference": x == 0.0, "id": score,
+                        "ood:hans": score - 0.2, "metric": "accuracy", "ood_metric": "accuracy", "id_split": "test"}
+                       for series, x, score in (("full bert (std)", 0.0, 0.9), ("mask train (poe)", 0.5, 0.8),
+                                                ("mask train (poe)", 0.7, 0.75))])
+    fig = plots.sparsity_figure(df, "a figure")
+    first = fig.axes[0]
+    assert first.get_ylabel() == "accuracy (%)"
+    ys = [y for line in first.get_lines() for y in line.get_ydata()]
+    assert 75.0 in ys and 90.0 in ys and max(ys) <= 100  # the curve's points and the dashed full model
+    # the legend below every panel and its axis labels, never over them
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend, = fig.legends
+    assert legend.get_window_extent(renderer).y1 <= min(ax.get_tightbbox(renderer).y0 for ax in fig.axes
+                                                        if ax.get_visible() and ax.axison) + 1
+    plots.pyplot().close(fig)

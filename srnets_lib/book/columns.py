@@ -4,7 +4,7 @@ score (a corpus run's held-out MLM and KD losses), named and parsed here only.""
 
 from __future__ import annotations
 
-COLUMNS = ["series", "task", "seed", "x", "reference", "group", "id", "id_split", "sparsity", "key", "metric",
+COLUMNS = ["series", "task", "seed", "x", "reference", "group", "level", "id", "id_split", "sparsity", "key", "metric",
            "ood_metric"]
 OOD, SCORE = "ood:", "score:"
 

@@ -71,15 +71,15 @@ def frame(masks: dict[tuple, dict[str, torch.Tensor]], num_heads: int, against: 
 
 
 def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
-    """Three panels by layer (mean and sd over tasks and seeds): heads emptied, neurons emptied,
-    Jaccard similarity to `against`."""
+    """Three panels by layer (mean and sd over the tasks and seeds it has, as its title says): heads
+    emptied, neurons emptied, Jaccard similarity to `against`."""
     plt, sns = plots.pyplot(), plots.seaborn()
     panels = [("heads emptied", "attention heads emptied (%)"), ("neurons emptied", "feed-forward neurons emptied (%)"),
               ("jaccard", f"Jaccard similarity to {against}")]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     shown = df.assign(**{c: df[c] * 100 for c in ("heads emptied", "neurons emptied")})
     series = list(dict.fromkeys(df.series))  # one colour per series in every panel
-    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    palette = plots.palette_of(series)
     for ax, (column, title) in zip(axes, panels):
         data = shown.dropna(subset=[column])
         if not data.empty:
@@ -95,7 +95,10 @@ def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
     if axes[0].get_legend():
         axes[0].get_legend().remove()
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
-    fig.legend(handles, series, loc="lower center", ncol=min(6, len(series)), fontsize=8, bbox_to_anchor=(0.5, -0.06))
-    fig.suptitle(f"The masks at sparsity {sparsity:g}, by layer (mean ± sd over tasks and seeds)")
+    tasks, seeds = df.task.nunique(), df.seed.nunique()
+    over = (f"mean ± sd over {tasks} task{'s' * (tasks != 1)} and {seeds} seed{'s' * (seeds != 1)}"
+            if tasks * seeds > 1 else "one task and one seed: no spread")
+    fig.suptitle(f"The masks at sparsity {sparsity:g}, by layer ({over})")
     fig.tight_layout()
+    fig.legend(handles, series, loc="upper center", ncol=min(6, len(series)), fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig

@@ -19,8 +19,10 @@ from srnets_lib.book import analyses as analysis, banner as report, columns, pap
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import gather
-from srnets_lib.book.sections import verdict
-from srnets_lib.book.sections.verdict import Verdict, render
+from srnets_lib.book.sections import verdict_text
+from srnets_lib.book.sections.verdict import Verdict
+from srnets_lib.book.sections.verdict_text import render
+from srnets_lib.book.shown import Html
 from srnets_lib.book import runs as book_runs
 from srnets_lib.book.shown import Shown
 
@@ -125,6 +127,12 @@ def _computing(compute) -> bool:
     if compute is not None:
         return bool(compute)
     return paths.setting("SRNETS_COMPUTE", "1", "0 (gather only) or 1") != "0"
+
+
+def unjudged(section: sections.Section, missing) -> str:
+    """The word of a claim none of whose cases is judged: "not built" where the page is opt-in and
+    `make book` left its runs out (`missing`), else "not measurable"; the page and the scorecard both read it."""
+    return "not built (opt-in page: make book-full)" if section.opt_in and missing else "not measurable"
 
 
 class Page:
@@ -244,11 +252,14 @@ class Page:
 
     def summary(self) -> Shown:
         """The page's opening: what its numbers are (the banner; its tasks and seeds where not the
-        preset's), the points the store lacks, and its verdicts in brief, numbers from the run store."""
+        preset's), the points the store lacks, its verdicts in brief, numbers from the run store, and
+        each claim's outcome as the scorecard gives it, with a link to its row."""
+        verdicts = self.evaluate()
         return Shown(report.banner(self.params) + report.scope(self.params, self.tasks, self.seeds, self.section.name),
                      self.missing_note(self.failed) if self.missing else None,
                      self.opt_in_note() if self.opt_in_missing else None,
-                     verdict.summary(self.evaluate(), self.synthetic))
+                     verdict_text.summary(verdicts, self.synthetic), self.section.judged_at(self),
+                     Html(verdict_text.claims_html(verdicts, self.section.name, unjudged(self.section, self.missing))))
 
     def verdicts(self) -> Shown:
         """The section's claims judged on the page's tasks, as markdown."""

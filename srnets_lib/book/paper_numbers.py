@@ -39,7 +39,7 @@ def claim(page: str, claim_id: str) -> dict:
 
 def printed(entry: dict) -> str:
     """What the paper prints for a claim: its table cells ("group, row: column value (std), ..."),
-    the sentence that states a value (quoted), or "figure only"; with the source."""
+    the sentence that states a value (quoted), or "figure only" and what the figure shows; with the source."""
     if "cells" in entry:
         cells = entry["cells"]
         spec = load()[cells["table"]]
@@ -53,5 +53,5 @@ def printed(entry: dict) -> str:
     elif "stated" in entry:
         text = f"\u201c{' '.join(entry['stated'].split())}\u201d"
     else:
-        text = "figure only"
+        text = "figure only" + (f": {entry['shows']}" if "shows" in entry else "")
     return f"{text} ({entry['source']})"

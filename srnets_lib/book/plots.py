@@ -3,6 +3,8 @@ lines) and tables (mean +- std) from a sections.gather.frame DataFrame."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from srnets_lib.book import columns
@@ -30,11 +32,40 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
     return ["id"] + sorted(columns.ood_columns(df))
 
 
+# each series of the book and its colour, the same on every page and in every figure (tab10's and a
+# few darker ones); series never drawn together may share one. A series not listed takes, in a
+# fixed order from its name, the first of SPARE that no other series of its figure has.
+COLOURS = {
+    "full bert (std)": "#4d4d4d", "full bert (poe)": "#17becf", "full bert (reweight)": "#bcbd22",
+    "full bert (confreg)": "#8c6d31", "full model": "#4d4d4d",
+    "mask train (std)": "#1f77b4", "mask train (poe)": "#d62728", "mask train (poe), poe ft": "#ff7f0e",
+    "mask train (reweight)": "#8c564b", "mask train (confreg)": "#637939",
+    "imp (std)": "#2ca02c", "imp (poe)": "#9467bd", "imp (poe), poe ft": "#e377c2",
+    "imp-rw (poe) + std ft": "#2ca02c", "imp-rw (poe) + poe ft": "#9467bd",
+    "mask train (poe) + std ft": "#d62728", "mask train (poe) + poe ft": "#ff7f0e",
+    "mask train (std), pt": "#1f77b4", "mask train (poe), pt": "#d62728", "mask train (poe), ft": "#ff7f0e",
+    "bert-ft subnet": "#d62728", "bert-pt subnet": "#1f77b4", "bert-pt subnet + ft": "#2ca02c",
+    "ft step=0": "#1f77b4", "ft to end": "#d62728",
+    "fixed": "#1f77b4", "gradual 0.7->0.9": "#d62728", "fixed, soft init": "#2ca02c", "gradual 0.2->0.9": "#9467bd",
+    "gradual 0.5->0.9": "#ff7f0e",
+    "mask 0.5": "#1f77b4", "mask 0.7": "#d62728", "mask 0.5->0.7": "#2ca02c",
+    "TAMT-MLM": "#d62728", "TAMT-KD": "#1f77b4", "TAMT-MLM+KD": "#9467bd", "IMP": "#2ca02c", "OMP": "#ff7f0e",
+    "Rand": "#8c564b", "TAMT-MLM (Rand_init)": "#e377c2", "TAMT-KD (Rand_init)": "#17becf",
+}
+SPARE = ("#393b79", "#e6550d", "#31a354", "#843c39", "#7b4173", "#3182bd", "#bcbd22", "#8c564b", "#e377c2",
+         "#17becf", "#636363", "#9c9ede", "#e7969c", "#a55194", "#6b6ecf", "#b5cf6b")
+
+
 def palette_of(series: list[str]) -> dict:
-    """{series name: its colour} for the series of one figure (every figure draws through this)."""
-    sns = seaborn()
-    colours = sns.color_palette("tab10", n_colors=max(10, len(series)))
-    return {name: colours[i % len(colours)] for i, name in enumerate(series)}
+    """{series name: its colour} for the series of one figure (every figure draws through this): a
+    listed series its colour in COLOURS whatever the figure; another the first free one of SPARE."""
+    palette = {name: COLOURS[name] for name in series if name in COLOURS}
+    for name in series:
+        if name not in palette:
+            start = sum(name.encode()) % len(SPARE)  # a fixed start from the name, not from the figure
+            taken = set(palette.values())
+            palette[name] = next((c for c in SPARE[start:] + SPARE[:start] if c not in taken), SPARE[start])
+    return palette
 
 
 def id_label(df: pd.DataFrame) -> str:
@@ -45,8 +76,10 @@ def id_label(df: pd.DataFrame) -> str:
 
 
 def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synthetic: bool = True):
-    """One row per task, one column per metric (the ID score, then each OOD set)."""
+    """One row per task, one column per metric (the ID score, then each OOD set), in percent as the
+    tables print them."""
     plt, sns = pyplot(), seaborn()
+    df = df.assign(**{c: df[c] * 100 for c in metric_columns(df)})
     tasks = list(dict.fromkeys(df["task"]))
     panels = max(len([c for c in metric_columns(df[df.task == t]) if df[df.task == t][c].notna().any()])
                   for t in tasks)
@@ -62,23 +95,23 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
                 sns.lineplot(data=curves, x="x", y=metric, hue="series", palette=palette, marker="o",
                              errorbar="sd", ax=ax, legend=(row == 0 and col == 0))
             for name, ref in sub[sub.reference].groupby("series"):
-                mean, std = ref[metric].mean(), ref[metric].std(ddof=0)
+                mean, std = ref[metric].mean(), (ref[metric].std(ddof=1) if ref[metric].count() > 1 else 0.0)
                 ax.axhline(mean, ls="--", color=palette[name], label=name)
                 ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
             name = id_label(sub) if metric == "id" else columns.name(metric)
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
-            ax.set_ylabel(METRIC_LABEL.get(kind, "metric"))
+            ax.set_ylabel(f"{METRIC_LABEL.get(kind, 'score')} (%)")
         for col in range(len(cols), panels):
             axes[row][col].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if axes[0][0].get_legend():
         axes[0][0].get_legend().remove()
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(labels) // 4)))
     fig.suptitle(title)
     fig.tight_layout()
+    # below the panels, clear of their axis labels (the page's inline figure is cut to fit what it draws)
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return fig
 
 
@@ -89,16 +122,22 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
                                                                   "series", "task", "seed", "x"}) if c in df]
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
-        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax)
+        sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax,
+                     palette=palette_of(list(dict.fromkeys(df.series))), legend=ax is axes[0][0])
         ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
                      fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if axes[0][0].get_legend():
+        axes[0][0].get_legend().remove()
     fig.suptitle(title)
     fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, max(1, len(labels))), fontsize=8,
+               bbox_to_anchor=(0.5, 0.0))  # below the panels, not over the curves
     return fig
 
 
 def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
-    """mean ± std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
+    """mean ± sample std over seeds (x100, one decimal, like the paper's tables; the mean alone from one
     seed) of the ID score and of each OOD set, the sets as rows of their own ("OOD set"), so no
     column is empty for a task without that set; rows without any OOD score keep "–"."""
     sets = [c for c in columns.ood_columns(df) if df[c].notna().any()]
@@ -110,12 +149,17 @@ def table(df: pd.DataFrame, index=("task", "series", "x")) -> pd.DataFrame:
         none = df[df[sets].isna().all(axis=1)][rest].assign(**{"OOD set": "–", "OOD": float("nan")})
         df, keys = pd.concat([long, none], ignore_index=True), keys + ["OOD set"]
     grouped = df.groupby(keys)[["id", "OOD"] if sets else ["id"]]
-    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=0).fillna(0) * 100, grouped.size()
+    mean, std, seeds = grouped.mean() * 100, grouped.std(ddof=1).fillna(0) * 100, grouped.size()  # sample std
     out = pd.DataFrame({(id_label(df) if c == "id" else c): [
         "–" if pd.isna(m) else f"{m:.1f}" if n == 1 else f"{m:.1f} ± {s:.1f}"  # no spread from one seed
         for m, s, n in zip(mean[c], std[c], seeds)] for c in mean.columns}, index=mean.index)
     out["seeds"] = seeds
-    return out
+    return out.sort_index(key=lambda level: level if pd.api.types.is_numeric_dtype(level) else level.map(_natural))
+
+
+def _natural(value) -> str:
+    """A label's sort key with its numbers in numeric order ("ft step=8" before "ft step=16")."""
+    return re.sub(r"\d+(?:\.\d+)?", lambda m: f"{float(m.group()):020.6f}", str(value))
 
 
 def folded(df: pd.DataFrame, what: str, longer_than: int = 24):
@@ -136,7 +180,7 @@ def subset_figure(df: pd.DataFrame, title: str, synthetic: bool = True):
     # one task's panel as wide as the legend below it
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(max(9.0, 5.2 * len(tasks)), 4.4), squeeze=False)
     series = list(dict.fromkeys(ood.series))
-    palette = dict(zip(series, sns.color_palette(n_colors=len(series))))
+    palette = palette_of(series)
     for ax, task in zip(axes[0], tasks):
         rows = ood[ood.task == task]
         kind = next((k for k in dict.fromkeys(rows.subset) if k != "label"), "label")

@@ -5,24 +5,33 @@ whether a toy verdict is a property of the setting or of one draw of the data.
 Each setting is the params file with one override (`data.data_seed=3`, `data.bias_strength=0.65`);
 its runs are computed like the book's (the store keys them by their data: nothing is computed
 twice, and the default setting's runs are the book's own), then every verdict of the chosen pages
-is judged on them. A cell is (setting, page, claim, task): it holds when every verdict in it holds
-(with the margin). The table goes to `<run store>/robustness/<params name>.json`, which the
-scorecard page shows; on a 2-core CPU a setting of section 4.2 alone takes about as long as its
-share of the book (10-15 minutes).
+is judged on them. A cell is (setting, page, claim, task): its outcome is verdict.outcome of its
+verdicts, the word the pages and the scorecard use (confirmed when every verdict in it is). The
+table goes to `<run store>/robustness/<params name>.json`, with the commit, the CPU and the date it
+was judged on and, per setting, a digest of the run keys it read; the scorecard page shows it. A
+build whose store has no grid shows the last one measured and shipped with the package
+(robustness_grid.json), while the run keys of every one of its settings are those this build's
+params file gives (`shipped`): a changed run reads as another grid, never as this one.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
+import platform
+import subprocess
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
 from srnets_lib import paths
 from srnets_lib.book import runs
+from srnets_lib.book import sections
 from srnets_lib.book.page import gathered
-from srnets_lib.book.sections.verdict import STATEMENTS, outcome, shown
+from srnets_lib.book.sections.verdict import STATEMENTS, outcome, shown, size
+from srnets_lib.book.sections.verdict_text import mark
 from srnets_lib.settings import params as params_lib
 from srnets_lib.sweeps import sweep
 from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs
@@ -30,7 +39,8 @@ from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs
 PAGES = ("sec4_2", "sec4_3", "sec4_4", "sec5_2")  # the core claims of Part I
 DATA_SEEDS = (1, 2, 3, 4)  # besides the params' own (0 in the toy): five in all
 STRENGTHS = (0.65, 0.75, 0.85, 0.95)  # spanning [0.65, 0.95] around the toy's 0.8
-COLUMNS = ["setting", "page", "claim", "task", "holds", "verdicts", "held", "margin"]
+COLUMNS = ["setting", "page", "claim", "task", "holds", "verdicts", "held", "margin", "outcome", "noise"]
+SHIPPED = "robustness_grid.json"  # the last grid measured, shipped with the package
 
 
 def settings(data_seeds=DATA_SEEDS, strengths=STRENGTHS) -> list[tuple[str, list[str]]]:
@@ -48,52 +58,99 @@ def cells(setting: str, params, pages=PAGES) -> list[dict]:
         for v in verdicts:
             found.setdefault((v.claim, v.task), []).append(v)
         for (claim, task), group in found.items():
-            word = outcome(group)  # the scorecard's rule: confirmed when every verdict holds
+            word = outcome(group)  # the scorecard's rule: confirmed when every verdict is
+            judged = [v for v in group if v.margin is not None and v.holds is not None]
+            weakest = min(judged, key=lambda v: v.margin) if judged else None
             rows.append({"setting": setting, "page": page, "claim": claim, "task": task,
                          "holds": None if word == "not measurable" else word == "confirmed", "verdicts": len(group),
-                         "held": sum(bool(v.holds) for v in group),
-                         "margin": min((v.margin for v in group if v.margin is not None), default=None)})
+                         "held": sum(v.outcome == "confirmed" for v in group),
+                         "margin": None if weakest is None else weakest.margin, "outcome": word,
+                         "noise": None if weakest is None else weakest.noise})
     return rows
+
+
+def keys(params, pages=PAGES) -> str:
+    """A digest of the run keys the pages' points read in `params`: equal digests, equal runs."""
+    found = sorted({p.config.key() for page in pages for p in sections.points(page, params)})
+    return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
 
 
 def path(params, root: Path | None = None) -> Path:
     return (root or paths.runs_root()) / "robustness" / f"{params.name}.json"
 
 
-def load(params, root: Path | None = None) -> pd.DataFrame | None:
-    """The stored table of `params`' grid (None before `make robustness` has run); its `attrs`
-    say when it was judged."""
-    file = path(params, root)
-    if not file.is_file():
-        return None
-    stored = json.loads(file.read_text())
+def _frame(stored: dict) -> pd.DataFrame:
     df = pd.DataFrame(stored["rows"], columns=COLUMNS)
-    df.attrs["judged"] = stored["judged"]
+    df["outcome"] = [o if isinstance(o, str) else ("n/a" if h is None else "confirmed" if h else "not confirmed")
+                     for o, h in zip(df.outcome, df.holds)]  # a grid judged before outcomes were stored
+    for key in ("judged", "commit", "cpu"):
+        df.attrs[key] = stored.get(key, "not recorded")
     return df
 
 
+def load(params, root: Path | None = None) -> pd.DataFrame | None:
+    """The stored table of `params`' grid (None before `make robustness` has run); its `attrs`
+    say when, at which commit and on which CPU it was judged."""
+    file = path(params, root)
+    if not file.is_file():
+        return None
+    return _frame(json.loads(file.read_text()))
+
+
+def shipped(params) -> tuple[pd.DataFrame | None, str]:
+    """The grid shipped with the package, if it was judged on `params`' settings and every one of
+    them still reads the same runs (their keys' digests); else None and why not."""
+    file = resources.files("srnets_lib.book").joinpath(SHIPPED)
+    if not file.is_file():
+        return None, "no grid is shipped with the package"
+    stored = json.loads(file.read_text())
+    if stored.get("params") != params.name:
+        return None, f"the shipped grid was judged on {stored.get('params')!r}, not {params.name!r}"
+    changed = [name for name, setting in stored["settings"].items()
+               if keys(params_lib.load(params.source, setting["overrides"]), stored["pages"]) != setting["keys"]]
+    if changed:
+        return None, (f"the shipped grid's runs differ from this build's in {len(changed)} of its "
+                      f"{len(stored['settings'])} settings ({', '.join(changed)}): its keys changed since")
+    return _frame(stored), ""
+
+
 def summary(df: pd.DataFrame) -> str:
-    judged = df[df.holds.notna()]
-    held = int(judged.holds.astype(bool).sum())
-    return (f"{held} of {len(judged)} cells hold ({100 * held / max(1, len(judged)):.0f}%) over "
-            f"{df.setting.nunique()} settings; {len(df) - len(judged)} not measurable")
+    words = df.outcome.value_counts()
+    judged = df[df.outcome != "not measurable"]
+    held = int((judged.outcome == "confirmed").sum())
+    return (f"{held} of {len(judged)} cells confirmed ({100 * held / max(1, len(judged)):.0f}%) over "
+            f"{df.setting.nunique()} settings; " + ", ".join(f"{n} {w}" for w, n in words.items() if w != "confirmed"))
 
 
-def pivot(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (page, claim, task), one column per setting: 'yes' or 'no' and the margin in its
-    claim's unit."""
-    def mark(row):
-        if row.holds is None or pd.isna(row.holds):
-            return "n/a"
+def pivot(df: pd.DataFrame, marks: bool = False) -> pd.DataFrame:
+    """One row per (page, claim, task), one column per setting: the outcome (its mark where `marks`),
+    the weakest margin in its claim's unit and its standard error."""
+    def cell(row):
+        if row.outcome == "not measurable" or row.margin is None or pd.isna(row.margin):
+            return (mark("not measurable") + " n/a") if marks else "n/a"
         unit = STATEMENTS[row.claim].unit
-        margin = "" if row.margin is None or pd.isna(row.margin) else f" ({shown(row.margin, unit)})"
-        return ("yes" if row.holds else "no") + margin
+        noise = "" if row.noise is None or pd.isna(row.noise) else f" ± {size(row.noise, unit)}"
+        return f"{mark(row.outcome) if marks else row.outcome} {shown(row.margin, unit)}{noise}"
 
-    marked = df.assign(cell=df.apply(mark, axis=1))
+    marked = df.assign(cell=df.apply(cell, axis=1))
     order = list(dict.fromkeys(df.setting))
     table = marked.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
-                              aggfunc="first", sort=False)[order]
+                               aggfunc="first", sort=False)[order]
     return table.rename_axis(columns=None)
+
+
+def provenance() -> dict:
+    """Where a grid is judged: the commit (with "+changes" where the tree differs from it), the CPU, the date."""
+    def git(*args) -> str:
+        done = subprocess.run(["git", *args], cwd=paths.PROJECT_ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "") if Path("/proc/cpuinfo").is_file() else ""
+    return {"judged": datetime.datetime.now().isoformat(timespec="seconds"),
+            "commit": commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else ""),
+            "cpu": cpu or platform.processor() or "unknown"}
 
 
 def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_SEEDS, strengths=STRENGTHS,
@@ -101,7 +158,7 @@ def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_S
     """Compute each setting's runs (unless not `compute`), judge its cells, write the table; the
     exit status (1 if a run failed; an interrupted or refused sweep's, which writes no table)."""
     base = params_lib.load(params_file, overrides)
-    rows, failed = [], 0
+    rows, failed, digests = [], 0, {}
     for name, changed in settings(data_seeds, strengths):
         print(f"robustness: {name}", flush=True)
         params = params_lib.load(params_file, overrides + changed)
@@ -111,12 +168,13 @@ def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_S
                 return status
             failed += status
         rows += cells(name, params, pages)
+        digests[name] = {"overrides": overrides + changed, "keys": keys(params, pages)}
     df = pd.DataFrame(rows, columns=COLUMNS)
     out = path(base)
     out.parent.mkdir(parents=True, exist_ok=True)
     with paths.replacing(out) as tmp:
-        tmp.write_text(json.dumps({"judged": datetime.datetime.now().isoformat(timespec="seconds"), "rows": rows},
-                                  indent=1) + "\n")
+        tmp.write_text(json.dumps({**provenance(), "params": base.name, "pages": list(pages), "settings": digests,
+                                   "rows": rows}, indent=1) + "\n")
     print(pivot(df).to_string())
     print(f"robustness: {summary(df)}; written to {out}")
     return 1 if failed else 0

@@ -1,27 +1,30 @@
 """The scorecard (book/scorecard.ipynb): each claim of the two papers that the book judges, on one
-page: the paper's statement and its figure or table, what the paper prints for it
-(paper_numbers.yaml), what this build measures (the weakest of its verdicts: mean over seeds, the
-margin with its spread across seeds), the rule, the verdict and a link to the page that shows it.
-Everything is read from the run store (gathered, never computed) and paper_numbers.yaml."""
+screen: one line per claim with its coloured outcome (verdict.py's, the same word its page shows),
+its section (a link to the page), the claim, the rule in words, its weakest case's margin with its
+unit and standard error, and how many seeds clear the rule alone. Below it: what the paper prints
+for each claim (paper_numbers.yaml) beside this build's weakest case, how precise one number is,
+the robustness grid and every case judged. Everything is read from the run store (gathered, never
+computed), paper_numbers.yaml and the shipped robustness grid."""
 
 from __future__ import annotations
 
 import html
 
-import numpy as np
 import pandas as pd
 
 from srnets_lib import paths
 from srnets_lib.book import banner as report, paper_numbers, robustness, sections
 from srnets_lib.book import standard_errors as precision
-from srnets_lib.book.page import DEFAULT_PARAMS, gathered
-from srnets_lib.book.sections.verdict import STATEMENTS, UNITS, Verdict, outcome, shown
+from srnets_lib.book.page import DEFAULT_PARAMS, gathered, unjudged as unjudged_word
+from srnets_lib.book.sections.verdict import (MARGIN, NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes,
+                                              counted, shown, size)
+from srnets_lib.book.sections.verdict_text import badge
 from srnets_lib.book.shown import Html, Shown
 from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.pages import SECTIONS
 
 COLUMNS = ["page", "section", "reproduces", "group", "claim_id", "claim", "paper", "verdict", "confirmed", "measured",
-           "margin", "rule"]
+           "margin", "alone", "rule", "anchor"]
 
 
 def build(params_file=None) -> "Scorecard":
@@ -31,25 +34,33 @@ def build(params_file=None) -> "Scorecard":
 
 
 def margin_text(v: Verdict | None) -> str:
-    """The margin of the mean over seeds in its unit, ± the standard deviation of the seeds' own margins."""
+    """The margin of the mean over seeds in its unit, ± its standard error (verdict.Verdict.noise),
+    with the seeds behind it; a margin that clears the thresholds by less than the rule asks says so."""
     if v is None or v.margin is None:
         return "n/a"
-    alone = [m for m in v.seed_margins if m is not None]
-    spread = f" ± {shown(float(np.std(alone)), v.unit).lstrip('+')}" if len(alone) > 1 else ""
+    noise = f" ± {size(v.noise, v.unit)}" if v.noise is not None else " (standard error unknown)"
     seeds = f" ({v.seeds} seed{'s' * (v.seeds != 1)})" if v.seeds else ""
-    return f"{shown(v.margin, v.unit)}{spread}{seeds}"
+    thin = f", under the {UNITS[v.unit][2]} margin the rule asks" if v.thin else ""
+    return f"{shown(v.margin, v.unit)}{noise}{seeds}{thin}"
+
+
+def alone_text(v: Verdict | None) -> str:
+    """How many seeds clear the rule alone: "1 of 2", or "one seed"."""
+    if v is None or v.margin is None:
+        return "n/a"
+    return f"{v.seeds_clearing} of {len(v.seed_margins)}" if v.seed_margins else f"{v.seeds or 1} seed{'s' * (v.seeds > 1)}"
 
 
 def weakest(verdicts: list[Verdict]) -> Verdict | None:
     """The judged verdict with the smallest margin (else a not-measurable one, else None); a claim's
     verdicts share one unit."""
-    judged = [v for v in verdicts if v.margin is not None]
+    judged = [v for v in verdicts if v.margin is not None and v.holds is not None]
     return min(judged, key=lambda v: v.margin) if judged else next(iter(verdicts), None)
 
 
 def rule_text(statement) -> str:
-    thresholds = ", ".join(f"{k} = {value:g}" for k, value in statement.thresholds.items())
-    return statement.rule + (f" ({thresholds})" if thresholds else "")
+    """The rule in words, with its thresholds' values (verdict.Statement.in_words)."""
+    return statement.in_words()
 
 
 class Scorecard:
@@ -67,24 +78,20 @@ class Scorecard:
 
     def _rows(self, name: str) -> list[dict]:
         section = sections.get(name)
-        claims: dict[tuple, list[Verdict]] = {}
-        for v in self.verdicts[name]:
-            claims.setdefault((v.claim, v.group), []).append(v)
-        unjudged = "not built (opt-in page: make book-full)" if section.opt_in and self.missing[name] else "not measurable"
+        unjudged = unjudged_word(section, self.missing[name])
         rows = []
-        for (claim, group), verdicts in claims.items():
+        for claim, group, word, verdicts in claim_outcomes(self.verdicts[name], unjudged):
             worst = weakest(verdicts)
-            judged = [v for v in verdicts if v.holds is not None]
-            thin = sum(v.thin for v in verdicts)
-            word = outcome(verdicts)
-            rows.append(self._row(name, claim, group, unjudged if word == "not measurable" else word, **{
-                "confirmed": (f"{sum(bool(v.holds) for v in judged)} of {len(verdicts)}"
-                              + (f" ({thin} under the {UNITS[worst.unit][2]} margin)" if thin else "")),
+            rows.append(self._row(name, claim, group, word, **{
+                "confirmed": counted(verdicts),
                 "measured": (f"{worst.subject}: {worst.measured}" if worst.measured
                              else f"{worst.subject}: {worst.reason or 'runs missing'}"),
-                "margin": margin_text(worst)}))
-        judged_claims = {claim for claim, _ in claims}
-        rows += [self._row(name, e["claim"], "", unjudged, confirmed="0 of 0", measured="no finished runs", margin="n/a")
+                "margin": margin_text(worst) + (f" ({worst.outcome})" if worst.outcome != word and worst.margin is not None
+                                                else ""),
+                "alone": alone_text(worst)}))
+        judged_claims = {claim for claim, *_ in claim_outcomes(self.verdicts[name])}
+        rows += [self._row(name, e["claim"], "", unjudged, confirmed="0 of 0", measured="no finished runs", margin="n/a",
+                           alone="n/a")
                  for e in paper_numbers.load()["claims"] if e["page"] == name and e["claim"] not in judged_claims]
         return rows
 
@@ -92,10 +99,11 @@ class Scorecard:
         section, statement = sections.get(name), STATEMENTS[claim]
         return {"page": name, "section": section.number, "reproduces": section.reproduces, "group": group,
                 "claim_id": claim, "claim": statement.text, "paper": paper_numbers.printed(paper_numbers.claim(name, claim)),
-                "verdict": verdict, "rule": rule_text(statement), **measured}
+                "verdict": verdict, "rule": rule_text(statement), "anchor": anchor(name, claim, group), **measured}
 
     def summary(self) -> Shown:
-        """What the scorecard reads (the scale and the store) and its count of confirmed claims."""
+        """What the scorecard reads (the scale and the store), how a claim is decided, and its count
+        of claims per outcome."""
         counts = self.frame.verdict.value_counts()
         scale = ("In this toy build the comparison with the paper is one of **direction** only: the toy's "
                  "numbers come from synthetic tasks and a small backbone and are not comparable in size with "
@@ -104,54 +112,80 @@ class Scorecard:
         return Shown(
             report.banner(self.params),
             f"It reads the run store `{paths.runs_root()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
-            "A margin is the smallest distance of the claim's deciding values from its thresholds, in the "
-            "claim's unit: points of a score, % of a share (of IMP's iterations, of a mask's weights), nats of "
-            "a loss, or a rank correlation. A claim is confirmed when the mean over seeds clears every "
-            "threshold by at least 1 point (1%, 0.01 nats, 0.01 of the correlation).",
-            f"Of its {len(self.frame)} claims: " + ", ".join(f"{n} {word}" for word, n in counts.items()) + ".")
+            f"**How a claim is decided.** Each claim is judged on each of its cases (a task, a sparsity, a "
+            f"series) by its rule, on the mean over seeds; the margin is how far the closest of the rule's "
+            f"values clears its threshold, in the claim's unit (points of a score; % of a share; nats of a loss; "
+            f"a rank correlation). A case is *within noise* when its margin is within {NOISE:g} standard errors "
+            f"of 0 (the standard error from the runs' stored predictions and, with several seeds, from the "
+            f"seeds' own margins); else *confirmed* when every threshold is cleared by at least "
+            f"{100 * MARGIN:g} point (1%, 0.01 nats, 0.01 of a correlation), else *not confirmed*. A claim is "
+            f"confirmed when every case is, partly confirmed when some are.",
+            Html(f"Of its {len(self.frame)} claims: " + ", ".join(f"{badge(word)} {n}" for word, n in counts.items())
+                 + "."))
 
     def table(self) -> Shown:
-        """One row per claim, with a link to its page."""
-        return Shown(Html(f'<div class="scorecard" style="font-size: 0.85em">{_html(self._shown())}</div>'))
-
-    def _shown(self) -> pd.DataFrame:
-        """The rows as the page prints them: the claim with its figure and rule under it, the
-        verdict with its count of cases."""
-        f = self.frame
+        """One line per claim: its outcome, its section (a link to the page), the claim, the rule in
+        words, the weakest case's margin ± its standard error, and the seeds that clear it alone."""
         text = (lambda value: html.escape(str(value)).replace("*", ""))  # the statements' markdown emphasis
-        return pd.DataFrame({
+        head = "".join(f"<th>{h}</th>" for h in ("verdict (cases)", "section", "claim", "the rule, in words",
+                                                  "weakest case: margin ± standard error", "seeds clearing alone"))
+        rows = []
+        for r in self.frame.itertuples():
+            cases = r.confirmed.split(",")[0].replace(" confirmed", "")
+            rows.append(
+                f'<tr id="{r.anchor}" class="srnets-claim" data-page="{r.page}" data-claim="{r.claim_id}" '
+                f'data-group="{text(r.group)}" data-outcome="{text(r.verdict)}">'
+                f"<td>{badge(text(r.verdict))} <small>({text(cases)})</small></td>"
+                f'<td><a href="{r.page}.html">{text(r.section)}</a></td>'
+                f"<td>{text(r.claim)}{f' [{text(r.group)}]' if r.group else ''}</td>"
+                f"<td><small>{text(r.rule)}</small></td><td>{text(r.margin)}</td><td>{text(r.alone)}</td></tr>")
+        return Shown(Html(f'<div class="scorecard" style="font-size: 0.8em"><table class="dataframe">'
+                          f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"))
+
+    def evidence(self) -> Shown:
+        """Per claim: the paper's figure or table, what the paper prints for it (or what its figure
+        shows), this build's weakest case and how many of its cases read each outcome."""
+        f = self.frame
+        text = (lambda value: html.escape(str(value)).replace("*", ""))
+        table = pd.DataFrame({
             "section": [f'<a href="{page}.html">{text(number)}</a>' for page, number in zip(f.page, f.section)],
-            "claim": [f"{text(claim)}{f' [{text(group)}]' if group else ''}<br><small>{text(where)}; rule: "
-                      f"{text(rule)}</small>" for claim, group, where, rule in zip(f.claim, f.group, f.reproduces, f.rule)],
+            "claim": [f"{text(claim)}{f' [{text(group)}]' if group else ''}<br><small>{text(where)}</small>"
+                      for claim, group, where in zip(f.claim, f.group, f.reproduces)],
             "the paper prints": f.paper.map(text),
-            "this build (the weakest case)": f.measured.map(text),
-            "verdict (cases confirmed)": [f"<b>{text(word)}</b><br>{text(count)}" for word, count in zip(f.verdict, f.confirmed)],
-            "margin (± across seeds)": f.margin.map(text)})
+            "this build's weakest case": f.measured.map(text),
+            "cases": f.confirmed.map(text)})
+        return Shown(Html(f'<div style="font-size: 0.8em">{_html(table)}</div>'))
 
     def details(self) -> Shown:
         """Every verdict behind the rows, in a collapsed block."""
         rows = [{"section": sections.get(name).number, "case": v.subject, "measured": v.measured or v.reason,
-                 "verdict": ("not measurable" if v.holds is None else "confirmed" if v.holds else "not confirmed"),
-                 "margin": margin_text(v)}
+                 "verdict": v.outcome, "margin ± standard error": margin_text(v), "seeds clearing alone": alone_text(v)}
                 for name, verdicts in self.verdicts.items() for v in verdicts]
         table = _html(pd.DataFrame(rows).map(lambda x: html.escape(str(x))))
         return Shown(Html(f"<details><summary>Each case judged ({len(rows)})</summary>{table}</details>"))
 
     def robustness(self) -> Shown:
-        """The core claims judged again with the data changed one field at a time (robustness.py),
-        where `make robustness` has stored them; else how to produce them."""
-        df = robustness.load(self.params)
+        """The core claims judged again with the data changed one field at a time (robustness.py):
+        from this build's store where `make robustness` stored them, else the grid shipped with the
+        package while its runs are this build's (checked by their keys), else how to produce them."""
+        df, why, source = robustness.load(self.params), "", "this build's run store"
+        if df is None:
+            df, why = robustness.shipped(self.params)
+            source = ("the last grid measured, shipped with the package (`srnets_lib/book/robustness_grid.json`; "
+                      "every setting's run keys are this build's)")
         if df is None:
             return Shown(
-                f"*Not computed for this build's store.* `make robustness PARAMS={report.shown_path(self.params.source)}` "
-                f"judges the claims of sections {', '.join(sections.get(n).number for n in robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} other data "
-                f"seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time (hours "
-                "on a 2-core CPU); this page then shows each cell, the margin in its unit, and how many hold.")
-        table = robustness.pivot(df).reset_index()
-        return Shown(f"Each cell is a (page, claim, task) judged in one setting: **{robustness.summary(df)}** "
-                     f"(judged {df.attrs['judged']} on this store). 'yes' holds with the margin; the number "
-                     "is the smallest margin, in the claim's unit.",
-                     Html(f'<div style="font-size: 0.8em">{_html(table.map(lambda x: html.escape(str(x))))}</div>'))
+                f"*Not computed for this build's store*{f' ({why})' if why else ''}. "
+                f"`make robustness PARAMS={report.shown_path(self.params.source)}` judges the claims of sections "
+                f"{', '.join(sections.get(n).number for n in robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} "
+                f"other data seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time "
+                "(hours on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
+        table = robustness.pivot(df, marks=True).reset_index()
+        return Shown(f"From {source}: judged {df.attrs['judged']} at commit `{df.attrs['commit']}` on "
+                     f"{df.attrs['cpu']}. Each cell is a (page, claim, task) judged in one setting, its outcome by "
+                     f"the same rule as the rows above, then the weakest case's margin ± standard error in the "
+                     f"claim's unit: **{robustness.summary(df)}**.",
+                     Html(f'<div style="font-size: 0.75em">{_html(table.map(str))}</div>'))
 
     def precision(self) -> Shown:
         """How precise one reported number of this build is (precision.py): the standard errors of

@@ -5,7 +5,8 @@
 Every chapter in _toc.yml must load; every image in it must have loaded with a non-zero
 natural size; no cell output may show an error or a traceback, setup code, or a table cut in the
 middle; section notebooks must hold a figure at least 70% of the text column wide; the scorecard
-must hold a row per claim. A screenshot of each chapter is saved. It uses a chromium and chromedriver
+must hold a row per claim; no code cell may be shown, and no page's summary may give a claim another
+outcome than the scorecard's line for it. A screenshot of each chapter is saved. It uses a chromium and chromedriver
 already on the machine and installs nothing (`make browser` installs Debian's, as .ci/run does);
 without them it says how to get them and skips. Exit status 1 lists every failure.
 """
@@ -27,6 +28,10 @@ ERROR_SELECTORS = ".output.traceback, .output.error, .cell_output .output.stderr
 ERROR_TEXTS = ("Traceback (most recent call last)",)
 SETUP_CODE = ("page.load(", "scorecard.build(", "params_file = None")  # the notebooks' hidden cells
 FIGURE_WIDTH = 0.7  # a section's main figure spans at least this share of the text column
+SHOWN_CODE_JS = ("return Array.from(document.querySelectorAll('.cell_input, div.highlight-ipython3'))"
+                 ".filter(e => e.offsetParent !== null).length;")  # code cells a reader sees
+CLAIMS_JS = ("return Array.from(document.querySelectorAll('.srnets-claim')).map(e => [e.tagName, e.dataset.page, "
+             "e.dataset.claim, e.dataset.group, e.dataset.outcome]);")  # each claim's outcome, as shown
 
 
 def chapters(toc_file: Path) -> list[str]:
@@ -72,7 +77,7 @@ def check(html: Path, screenshots: Path) -> list[str]:
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     screenshots.mkdir(parents=True, exist_ok=True)
-    failures = []
+    failures, claims = [], []
     try:
         for name in chapters(paths.PROJECT_ROOT / "_toc.yml"):
             page = html / f"{name}.html"
@@ -96,19 +101,33 @@ def check(html: Path, screenshots: Path) -> list[str]:
                 problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
             problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
             problems += page_problems(driver, Path(name).name, text, len(images))
+            claims += [tuple(c) for c in driver.execute_script(CLAIMS_JS)]
             driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"browser_check: {name}: {len(images)} image(s), {status}")
             failures += [f"{name}: {p}" for p in problems]
     finally:
         driver.quit()
-    return failures
+    return failures + disagreements(claims)
+
+
+def disagreements(claims: list[tuple]) -> list[str]:
+    """Where a page's summary gives a claim another outcome than the scorecard's line: `claims`, each
+    element of class srnets-claim read from the pages (its tag, page, claim, group, outcome; the
+    scorecard's lines are table rows, TR, the pages' are list items, LI)."""
+    card = {(page, claim, group): word for tag, page, claim, group, word in claims if tag.upper() == "TR"}
+    return [f"{page}: the claim {claim}{f' [{group}]' if group else ''} reads {word!r} on its page, "
+            f"{card.get((page, claim, group))!r} on the scorecard"
+            for tag, page, claim, group, word in claims if tag.upper() == "LI" and card.get((page, claim, group)) != word]
 
 
 def page_problems(driver, name: str, text: str, n_images: int) -> list[str]:
     """What a reader must not meet on a page: setup code, a table cut in the middle, a section's
     figure narrower than FIGURE_WIDTH of the text column, a scorecard without a row per claim."""
     problems = []
+    shown = driver.execute_script(SHOWN_CODE_JS)
+    if shown:
+        problems.append(f"{shown} code cell(s) shown (every code cell is tagged remove-input or remove-cell)")
     if any(code in text for code in SETUP_CODE):
         problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
     cut = re.search(r"\d+ rows × \d+ columns", text)

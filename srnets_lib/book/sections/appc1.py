@@ -10,7 +10,9 @@ from srnets_lib.book.sections.series import POE, STD, full, mask
 
 LOSSES = ("std", "poe", "reweight", "confreg")
 CONFREG_TRADEOFF = Statement("confreg-tradeoff", "'confreg keeps more ID but gains less OOD'",
-                             "over the sparsities, confreg's mean ID >= poe's and its mean OOD <= poe's")
+                             "over the sparsities, confreg's mean ID >= poe's and its mean OOD <= poe's",
+                             words="over the sparsities, mask training with confreg keeps a mean ID score at least "
+                                   "PoE's, and a mean OOD score at most PoE's")
 
 
 class ConfregTradeoff(Claim):

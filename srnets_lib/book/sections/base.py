@@ -106,6 +106,11 @@ class Section:
         """The section's claims judged on the page's tasks (Verdict records)."""
         return page.judge(self.claims, page.frame, page.tasks)
 
+    def judged_at(self, page) -> str:
+        """Markdown: where the page's verdicts are judged, where a reader could take it for another
+        point of its figure ("": nowhere else)."""
+        return ""
+
 
 def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), keep_steps: bool = True) -> list[Point]:
     """The full models A_L(f(theta_pt)); the std model keeps its weights after section 5.1's steps

@@ -62,9 +62,12 @@ def reference(m: Measures, name: str, judged: str) -> tuple[str, float | None, f
 
 
 BIAS = Statement("bias-exploited", "'standard fine-tuning exploits the dataset bias'",
-                 "std full model: ID - OOD > EXPLOITED", {"EXPLOITED": EXPLOITED})
+                 "std full model: ID - OOD > EXPLOITED", {"EXPLOITED": EXPLOITED},
+                 words="the std full model's ID score above its OOD score by more than {EXPLOITED}")
 POE_IMPROVES = Statement("poe-improves-ood", "the paper's 'PoE improves OOD'",
-                "PoE full model: ID >= LEARNED x std's and OOD > std's OOD + GAIN", {"LEARNED": LEARNED, "GAIN": GAIN})
+                "PoE full model: ID >= LEARNED x std's and OOD > std's OOD + GAIN", {"LEARNED": LEARNED, "GAIN": GAIN},
+                words="the PoE full model keeps at least {LEARNED} of the std model's ID score and beats its OOD "
+                      "score by more than {GAIN}")
 
 
 class FullModels(Claim):
@@ -98,7 +101,9 @@ class FullModels(Claim):
 
 
 SRNET = Statement("srnet", "a sparse *and* robust subnetwork",
-                  "ID >= RETAINED x the full model's and OOD > its OOD + GAIN", {"RETAINED": RETAINED, "GAIN": GAIN})
+                  "ID >= RETAINED x the full model's and OOD > its OOD + GAIN", {"RETAINED": RETAINED, "GAIN": GAIN},
+                  words="the subnetwork keeps at least {RETAINED} of the full model's ID score and beats its OOD "
+                        "score by more than {GAIN}")
 
 
 class SubnetworkVsFull(Claim):

@@ -14,6 +14,7 @@ from srnets_lib.store.runs import Run, failure
 from srnets_lib.book import columns
 from srnets_lib.book.columns import COLUMNS
 from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.noise import Predictions
 
 
 def missing(points: list[Point], root=None) -> list[Point]:
@@ -48,7 +49,8 @@ def why_missing(config, root=None) -> str | None:
 
 def frame(points: list[Point], root=None) -> pd.DataFrame:
     """One row per finished point: `COLUMNS`, each OOD set's score ("ood:<set>") and its other
-    scores ("score:<name>": a corpus run's held-out MLM and KD losses)."""
+    scores ("score:<name>": a corpus run's held-out MLM and KD losses). Its attrs["predictions"]
+    reads the points' stored predictions when a verdict asks how noisy a score is (noise.py)."""
     rows = []
     for p in points:
         run = Run(p.config, root)
@@ -57,14 +59,16 @@ def frame(points: list[Point], root=None) -> pd.DataFrame:
         if result is None:
             continue
         row = {"series": p.series, "task": p.task, "seed": p.seed, "x": p.x, "reference": p.reference, "group": p.group,
-               "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
+               "level": p.level, "id": result.id, "id_split": final.id_split, "sparsity": result.sparsity, "key": run.key,
                "metric": final.metric,
                "ood_metric": final.ood_metric}
         row.update({columns.ood(k): v for k, v in result.ood.items()})
         if p.level is None:  # a corpus run's held-out losses (IMP's levels are probed by runs of their own)
             row.update({columns.score(k): v for k, v in final.scores.items()})
         rows.append(row)
-    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS)
+    df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=COLUMNS)
+    df.attrs["predictions"] = Predictions(points, scored, root)
+    return df
 
 
 def curves(points: list[Point], root=None) -> pd.DataFrame:
@@ -116,11 +120,12 @@ def subsets(points: list[Point], root=None) -> pd.DataFrame:
                                        "examples"])
 
 
-def scored(points: list[Point], root=None):
+def scored(points: list[Point], root=None, tasks: dict | None = None):
     """(point, split name, split, the task's data, the predicted classes) for every evaluation
     split with class labels that each finished point's run stored predictions on (an IMP point:
-    those at the end of its level). HANS's three labels collapse to two as its score does."""
-    tasks = {}
+    those at the end of its level). HANS's three labels collapse to two as its score does.
+    `tasks`: the loaded tasks by (task, data), kept by a caller that asks again."""
+    tasks = {} if tasks is None else tasks
     for p in points:
         run = Run(p.config, root)
         predictions = run.predictions(None if _last_level(p) else p.level) if run.served() else None

@@ -10,7 +10,9 @@ from srnets_lib.book.sections.series import POE, STD, full, mask
 
 COMPETITIVE_PT = Statement("competitive-without-ft", "'competitive under 50% sparsity'",
                            "at every sparsity: ID >= COMPETITIVE x the full model's and OOD >= its OOD - EARLY[1]",
-                           {"COMPETITIVE": COMPETITIVE, "EARLY[1]": EARLY[1]})
+                           {"COMPETITIVE": COMPETITIVE, "EARLY[1]": EARLY[1]},
+                           words="at every sparsity up to 50%, the mask keeps at least {COMPETITIVE} of the full "
+                                 "model's ID score, and its OOD score is at most {EARLY[1]} below the full model's")
 
 
 class CompetitiveWithoutFinetuning(Claim):

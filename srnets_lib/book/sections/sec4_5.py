@@ -9,7 +9,8 @@ from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 from srnets_lib.book.sections.series import STD
 
 NEARLY_ALL_OOD = Statement("nearly-all-ood", "'nearly 100% OOD'", "mean OOD over the sparsities >= NEARLY_ALL",
-                           {"NEARLY_ALL": NEARLY_ALL})
+                           {"NEARLY_ALL": NEARLY_ALL},
+                           words="the mean OOD score over the sparsities is at least {NEARLY_ALL}")
 
 
 class OODUpperBound(Claim):

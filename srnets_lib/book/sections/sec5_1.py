@@ -11,8 +11,12 @@ from srnets_lib import methods
 
 EARLY_START = Statement("early-start", "'competitive after ~55%'",
                         "ID >= EARLY[0] x 'ft to end''s and OOD >= its OOD - EARLY[1]",
-                        {"EARLY[0]": EARLY[0], "EARLY[1]": EARLY[1]})
-PT_WORSE = Statement("pt-start-worse", "'worse than from the end'", "ID and OOD below 'ft to end''s")
+                        {"EARLY[0]": EARLY[0], "EARLY[1]": EARLY[1]},
+                        words="starting after about 55% of fine-tuning keeps at least {EARLY[0]} of the ID score of "
+                              "starting at the end, with an OOD score at most {EARLY[1]} below it")
+PT_WORSE = Statement("pt-start-worse", "'worse than from the end'", "ID and OOD below 'ft to end''s",
+                     words="starting from the pre-trained model gives a lower ID score and a lower OOD score than "
+                           "starting at the end of fine-tuning")
 END = "ft to end"
 
 

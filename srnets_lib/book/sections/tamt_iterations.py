@@ -21,9 +21,13 @@ OBJECTIVES = ("mlm", "kd")  # figures 6 and 7 show TAMT-MLM and TAMT-KD
 RANDOM = " (Rand_init)"
 FEWER = Statement("tamt-fewer-iterations", "'TAMT reaches IMP's best score with fewer iterations' (8.4x fewer)",
                   "the fewest iterations at which TAMT's mean score >= IMP's best < the iterations of IMP's best "
-                  "(margin: the share of IMP's iterations saved)", unit="share")
+                  "(margin: the share of IMP's iterations saved)", unit="share",
+                  words="TAMT reaches IMP's best mean score after fewer pre-training iterations than IMP took to reach "
+                        "it (the margin: the share of IMP's iterations saved)")
 OMP_INIT = Statement("tamt-omp-init", "'OMP initialisation beats random initialisation'",
-                     "at the most iterations, mean score from the OMP mask > from a random mask + GAIN", {"GAIN": GAIN})
+                     "at the most iterations, mean score from the OMP mask > from a random mask + GAIN", {"GAIN": GAIN},
+                     words="after the most iterations, the search from the OMP mask beats the same search from a "
+                           "random mask by more than {GAIN}")
 
 
 def imp_iterations(recipes, config, sparsity: float) -> int:
@@ -137,10 +141,11 @@ def _series(scores: pd.Series, series: str) -> pd.Series:
 
 def _reached(df: pd.DataFrame, series: str):
     """(IMP's iterations at its best mean score, that score, the fewest iterations at which `series`
-    reaches it (None: never), `series`' curve); None where either curve is missing."""
+    reaches it (None: never), `series`' curve); None where either curve is missing or is one point
+    (another page's run at one iteration count: no pace to read)."""
     scores = overall(df)
     imp, tamt = _series(scores, "IMP"), _series(scores, series)
-    if imp.empty or tamt.empty:
+    if len(imp) < 2 or len(tamt) < 2:
         return None
     reached = tamt[(tamt >= imp.max()) & (tamt.index > 0)]  # a search, not its initial mask
     return imp.idxmax(), imp.max(), (reached.index.min() if not reached.empty else None), tamt
@@ -158,7 +163,7 @@ def fewer_iterations(df: pd.DataFrame, series: str, runs: pd.Series) -> Verdict:
     subject = f"mean over tasks, {series} vs IMP"
     found = _reached(df, series)
     if found is None:
-        return FEWER.unmeasurable("all", subject)
+        return FEWER.unmeasurable("all", subject, "runs missing: IMP's and its curve need two iteration counts or more")
     best_at, best, at, tamt = found
     measured = f"IMP's best {pct(best)} after {best_at:g} iterations"
     if at is None:
