@@ -189,7 +189,7 @@ def test_the_card_gives_the_seed_spread_of_its_point_where_the_store_has_other_s
     assert main(["export", *point, "--out", str(tmp_path), "--no-measure", "--params", "params/toy.yaml",
                  "--set", *SMALL, "seeds=[1,2]"]) == 0
     scores = [Run(c, toy["root"]).result().ood["hans-like"] for c in (toy["mask"], second)]
-    spread = f"{100 * np.mean(scores):.1f} ± {100 * np.std(scores):.1f} (2 seeds)"
+    spread = f"{100 * np.mean(scores):.1f} ± {100 * np.std(scores, ddof=1):.1f} (2 seeds)"
     assert f"| hans-like | accuracy (x100) | {100 * scores[0]:.1f} | {spread} |" in (tmp_path / "README.md").read_text()
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import numpy as np
 import yaml
 
 from srnets_lib import paths
@@ -296,7 +295,7 @@ def citation(facts: Facts) -> str:
 
 
 def seed_spread(target: Target, params: Params) -> dict[str, tuple[float, float, int]]:
-    """Per split of the target's point: mean, std (ddof 0, as the book's tables) and count over the
+    """Per split of the target's point: mean, sample std (as the book's tables) and count over the
     seeds of that point the store has finished."""
     p = target.point
     if p is None:
@@ -308,5 +307,6 @@ def seed_spread(target: Target, params: Params) -> dict[str, tuple[float, float,
         return {}
     columns = {"test" if df.id_split.iloc[0] == "test" else "dev": "id",
                **{c[len("ood:"):]: c for c in df.columns if c.startswith("ood:")}}
-    return {split: (float(df[c].mean()), float(np.std(df[c].dropna(), ddof=0)), int(df[c].notna().sum()))
+    counts = {c: int(df[c].notna().sum()) for c in columns.values()}
+    return {split: (float(df[c].mean()), float(df[c].std()) if counts[c] > 1 else 0.0, counts[c])
             for split, c in columns.items()}

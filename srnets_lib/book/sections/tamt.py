@@ -158,7 +158,7 @@ def draw(ax, rows: pd.DataFrame, references: pd.DataFrame, palette: dict, log_x:
         if log_x:
             ax.set_xscale("log")
     for name, ref in references.groupby("series"):
-        mean, std = ref.id.mean(), ref.id.std(ddof=0)
+        mean, std = ref.id.mean(), (ref.id.std() if len(ref) > 1 else 0.0)  # sample sd over the runs
         ax.axhline(mean, ls="--", color=palette[name], label=name)
         ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
     plt.setp(ax.get_yticklabels(), fontsize=8)
