@@ -198,8 +198,8 @@ def write_hub(folder: Path, rows: int = 64) -> Path:
 def write_params(checkout: Path, seeds=(1,)) -> Path:
     """<checkout>/rehearsal.yaml: params/paper.yaml with the tiny random backbone, `seeds`, sizes that
     fit it (64 training examples or corpus blocks, files of any size, 64-token blocks, 96-token SQuAD
-    windows)
-    and section 5.1's steps within its 6-step std run."""
+    windows), IMP on the corpus pruning every step (paper.yaml: every 2792) and section 5.1's steps
+    within its 6-step std run."""
     path = checkout / "rehearsal.yaml"
     path.write_text(f"""base: params/paper.yaml
 name: rehearsal
@@ -213,6 +213,8 @@ overrides:
     set: {{data: {{train_size: 64, dev_size: 32}}}}
   - when: {{task: corpus}}
     set: {{max_length: 64}}
+  - when: {{task: corpus, method: [imp, imp-rw]}}
+    set: {{imp_interval: 1, eval_interval: 1}}   # paper.yaml's 2792 steps are 349 times the 8 the corpus gives
   - when: {{task: squad}}
     set: {{max_length: 96}}
 sections:
