@@ -71,11 +71,15 @@ def distance_figure(page, sparsity: float):
         ax.set_title(group or f"{sparsity:.0%} sparsity", fontsize=10)
         ax.set_xlabel("pre-training iterations")
         ax.set_ylabel("1 - Jaccard to the OMP mask")
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+        else:  # none of this panel's masks is in the store yet
+            ax.text(0.5, 0.5, "no finished search", ha="center", va="center", transform=ax.transAxes, fontsize=9)
     fig.suptitle("Mask distance to OMP along the searches (cf. TAMT figure 8)" + (" (synthetic)" if page.synthetic else ""))
     fig.tight_layout()
     plt.close(fig)
     return fig
+
 
 class Iterations(TamtSection):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
