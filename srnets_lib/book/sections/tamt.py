@@ -165,12 +165,13 @@ def draw(ax, rows: pd.DataFrame, references: pd.DataFrame, palette: dict, log_x:
 
 
 def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = None, tasks=None, log_x: bool = False):
-    """One panel per task and one for the mean over `tasks` (None: the frame's): ID score against x,
-    mean ± sd over the runs (mask and fine-tuning seeds) as draw() shows it; the mean panel's spread is
+    """One panel per task and one for the mean over `tasks` (None: the frame's): ID score (x100, as the
+    tables and the paper print it) against x, mean ± sd over the runs (mask and fine-tuning seeds) as draw() shows it; the mean panel's spread is
     over fine-tuning seeds (per_seed_means). Of the page's frame, or of `frame` (one group's rows)."""
     plt = plots.pyplot()
     frame = page.frame if frame is None else frame
     df = scores_only(frame[frame.task != PROBE_TASK])
+    df = df.assign(id=100 * df.id)
     names = list(dict.fromkeys(df.task))
     tasks = [t for t in (tasks or names) if t in names]
     panels = names + (["mean over tasks"] if len(tasks) > 1 else [])
@@ -181,11 +182,11 @@ def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = Non
     for ax, panel in zip(axes.flat, panels):
         if panel == "mean over tasks":
             rows, refs = per_seed_means(df, tasks), per_seed_means(df.assign(reference=False)[df.reference.astype(bool)], tasks)
-            ax.set_ylabel("mean score" + (f" ({len(tasks)} tasks)" if tasks != names else ""))
+            ax.set_ylabel("mean score (x100)" + (f" ({len(tasks)} tasks)" if tasks != names else ""))
         else:
             sub = df[df.task == panel]
             rows, refs = sub[~sub.reference.astype(bool)], sub[sub.reference.astype(bool)]
-            ax.set_ylabel(METRIC_NAMES.get(sub.metric.iloc[0], sub.metric.iloc[0]))
+            ax.set_ylabel(METRIC_NAMES.get(sub.metric.iloc[0], sub.metric.iloc[0]) + " (x100)")
         draw(ax, rows, refs, palette, log_x)
         ax.set_title(f"{panel}: {plots.id_label(df)}" + (" (synthetic)" if page.synthetic else ""), fontsize=10)
         ax.set_xlabel(xlabel if rows.x.nunique() > 1 or rows.empty else "")
