@@ -141,6 +141,7 @@ def draw(ax, rows: pd.DataFrame, references: pd.DataFrame, palette: dict, log_x:
     several = rows.groupby("series").x.nunique() > 1 if not rows.empty else pd.Series(dtype=bool)
     if not rows.empty and not several.any():  # one x per series: a bar per series
         stats = rows.groupby("series", sort=False).id.agg(["mean", "std", "size"])
+        stats = stats.reindex([n for n in palette if n in stats.index])  # every panel in the legend's order
         names = list(stats.index)
         ax.bar(range(len(names)), stats["mean"], yerr=stats["std"].fillna(0), capsize=3,
                color=[palette[n] for n in names])
