@@ -285,8 +285,9 @@ class PretrainingLoss(TamtSection):
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
         palette = plots.palette_of(["OMP", "Rand"])
         tasks = [t for t in page.tasks if t in set(rows.task)]
-        draw(axes[0], per_seed_means(rows, tasks) if tasks else rows.iloc[0:0], rows.iloc[0:0], palette)
-        axes[0].set_ylabel(f"mean score over {len(tasks)} tasks")
+        means = per_seed_means(rows, tasks) if tasks else rows.iloc[0:0]
+        draw(axes[0], means.assign(id=100 * means.id), rows.iloc[0:0], palette)
+        axes[0].set_ylabel(f"mean score over {len(tasks)} tasks (x100)")
         corpus = rows[rows.task == PROBE_TASK]
         for ax, loss in zip(axes[1:], LOSSES):
             column = columns.score(loss)
@@ -315,10 +316,10 @@ class PretrainingLoss(TamtSection):
                 trajectory = part[part.group != ""].assign(steps=lambda d: d.group.str.split().str[0].astype(int))
                 if len(trajectory) > 1:
                     trajectory = trajectory.sort_values("steps")
-                    ax.plot(trajectory[loss], trajectory.score, "-", color=palette[name], alpha=0.6, lw=1)
-                ax.scatter(part[loss], part.score, color=palette[name], s=20 + 60 * (x - 0.4), alpha=0.8)
+                    ax.plot(trajectory[loss], 100 * trajectory.score, "-", color=palette[name], alpha=0.6, lw=1)
+                ax.scatter(part[loss], 100 * part.score, color=palette[name], s=20 + 60 * (x - 0.4), alpha=0.8)
             ax.set_xlabel(f"held-out {loss.replace('_', ' ')}")
-            ax.set_ylabel("mean score over " + ", ".join(self.figure_tasks_of(page.params)))
+            ax.set_ylabel("mean score (x100) over " + ", ".join(self.figure_tasks_of(page.params)))
             ax.set_title(f"{loss.replace('_', ' ')} vs mean score" + (" (synthetic)" if page.synthetic else ""), fontsize=10)
         handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
         fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
@@ -344,8 +345,9 @@ class PretrainingLoss(TamtSection):
                 column = columns.score(loss)
                 if column in table and task in table:
                     for name, part in table.groupby("series"):
-                        ax.scatter(part[column], part[task], color=palette[name], s=14, label=name)
+                        ax.scatter(part[column], 100 * part[task], color=palette[name], s=14, label=name)
                 ax.set_xlabel(f"held-out {loss.replace('_', ' ')}", fontsize=8)
+                ax.set_ylabel("score (x100)", fontsize=8)
                 ax.set_title(f"{task}" + (" (synthetic)" if page.synthetic else ""), fontsize=9)
         handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
         fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
