@@ -293,8 +293,9 @@ class PretrainingLoss(TamtSection):
             column = columns.score(loss)
             draw(ax, corpus.assign(id=corpus[column]) if column in corpus else corpus.iloc[0:0], corpus.iloc[0:0], palette)
             ax.set_ylabel(f"held-out {loss.replace('_', ' ')}")
-        for ax in axes:
-            ax.set_xlabel("sparsity")
+        xs = sorted(set(rows.x.dropna()))
+        for ax in axes:  # one sparsity: bars per series, the sparsity said below them
+            ax.set_xlabel("sparsity" if len(xs) != 1 else f"at {xs[0]:.0%} sparsity")
             ax.set_title(ax.get_ylabel() + (" (synthetic)" if page.synthetic else ""), fontsize=10)
         handles = [plt.Line2D([], [], color=palette[n], marker="o") for n in palette]
         fig.legend(handles, list(palette), loc="lower center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, -0.05))
