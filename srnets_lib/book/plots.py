@@ -68,6 +68,15 @@ def palette_of(series: list[str]) -> dict:
     return palette
 
 
+def palette_legend(fig, palette: dict, columns: int, y: float, line: bool = True, dashed=()) -> None:
+    """A figure's legend below its panels: one entry per series of `palette` (palette_of), a marker in
+    its colour on a line (dashed for the series in `dashed`) or, with line False, alone."""
+    plt = pyplot()
+    handles = [plt.Line2D([], [], color=colour, marker="o", ls=("--" if name in dashed else "-") if line else "")
+               for name, colour in palette.items()]
+    fig.legend(handles, list(palette), loc="lower center", ncol=columns, fontsize=8, bbox_to_anchor=(0.5, y))
+
+
 def id_label(df: pd.DataFrame) -> str:
     """What the frame's ID scores were measured on: "ID test" (synthetic data's test split, never
     read by selection) or "ID dev" (real data, the authors' protocol: selected and reported on dev)."""

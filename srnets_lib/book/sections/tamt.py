@@ -193,9 +193,7 @@ def score_figure(page, title: str, xlabel: str, frame: pd.DataFrame | None = Non
         ax.set_xlabel(xlabel if rows.x.nunique() > 1 or rows.empty else "")
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="--" if n == FULL else "-") for n in palette]
-    fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(4, len(palette))), fontsize=8,
-               bbox_to_anchor=(0.5, -0.02 - 0.04 * (len(palette) // 4)))
+    plots.palette_legend(fig, palette, max(1, min(4, len(palette))), -0.02 - 0.04 * (len(palette) // 4), dashed={FULL})
     fig.suptitle(title)
     fig.tight_layout()
     plt.close(fig)

@@ -297,8 +297,7 @@ class PretrainingLoss(TamtSection):
         for ax in axes:  # one sparsity: bars per series, the sparsity said below them
             ax.set_xlabel("sparsity" if len(xs) != 1 else f"at {xs[0]:.0%} sparsity")
             ax.set_title(ax.get_ylabel() + (" (synthetic)" if page.synthetic else ""), fontsize=10)
-        handles = [plt.Line2D([], [], color=palette[n], marker="o") for n in palette]
-        fig.legend(handles, list(palette), loc="lower center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, -0.05))
+        plots.palette_legend(fig, palette, 2, -0.05)
         fig.suptitle("OMP and random subnetworks: downstream and pre-training performance (cf. TAMT figure 1)")
         fig.tight_layout()
         plt.close(fig)
@@ -322,9 +321,7 @@ class PretrainingLoss(TamtSection):
             ax.set_xlabel(f"held-out {loss.replace('_', ' ')}")
             ax.set_ylabel("mean score (x100) over " + ", ".join(self.figure_tasks_of(page.params)))
             ax.set_title(f"{loss.replace('_', ' ')} vs mean score" + (" (synthetic)" if page.synthetic else ""), fontsize=10)
-        handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
-        fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
-                   bbox_to_anchor=(0.5, -0.04))
+        plots.palette_legend(fig, palette, max(1, min(6, len(palette))), -0.04, line=False)
         fig.suptitle(self.figure_title + "; marker size: sparsity; lines: TAMT's masks along training")
         fig.tight_layout()
         plt.close(fig)
@@ -350,9 +347,7 @@ class PretrainingLoss(TamtSection):
                 ax.set_xlabel(f"held-out {loss.replace('_', ' ')}", fontsize=8)
                 ax.set_ylabel("score (x100)", fontsize=8)
                 ax.set_title(f"{task}" + (" (synthetic)" if page.synthetic else ""), fontsize=9)
-        handles = [plt.Line2D([], [], color=palette[n], marker="o", ls="") for n in palette]
-        fig.legend(handles, list(palette), loc="lower center", ncol=max(1, min(6, len(palette))), fontsize=8,
-                   bbox_to_anchor=(0.5, -0.03))
+        plots.palette_legend(fig, palette, max(1, min(6, len(palette))), -0.03, line=False)
         fig.suptitle("Held-out MLM (top) and KD (bottom) loss vs each task's score (cf. TAMT figures 12, 13)")
         fig.tight_layout()
         plt.close(fig)
