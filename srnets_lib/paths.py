@@ -21,11 +21,18 @@ def setting(name: str, default: str | None, expected: str) -> str | None:
 
 
 def runs_root() -> Path:
-    """The run store: $SRNETS_RUNS, else runs/ at the project root of a checkout (wherever the
-    process runs: Jupyter Book executes notebooks in book/), else ./runs."""
+    """The run store: $SRNETS_RUNS (an absolute path, ~ expanded), else runs/ at the project root of
+    a checkout (wherever the process runs: Jupyter Book executes notebooks in book/), else ./runs. A
+    relative $SRNETS_RUNS is refused: a notebook (run in book/) would read another store than the
+    command line."""
     chosen = setting("SRNETS_RUNS", None, "the run store's folder")
     if chosen is not None:
-        return Path(chosen).resolve()
+        path = Path(chosen).expanduser()
+        if not path.is_absolute():
+            raise ValueError(f"SRNETS_RUNS={chosen!r} is a relative path: give an absolute one (e.g. "
+                             f"{Path(chosen).resolve()}); notebooks run in book/, so a relative store would be "
+                             "another folder for them than for the command line")
+        return path.resolve()
     return PROJECT_ROOT / "runs" if PARAMS_DIR.is_dir() else Path("runs").resolve()
 
 
@@ -63,6 +70,12 @@ def replacing(path: Path):
 
 def run_dir(key: str, root: Path | None = None) -> Path:
     return (root or runs_root()) / key
+
+
+def recompute_dir(key: str, root: Path | None = None) -> Path:
+    """Where a finished run is computed again (its result served meanwhile): runs/_recompute/<key>/,
+    moved into runs/<key>/ once finished (store/recompute.py)."""
+    return (root or runs_root()) / "_recompute" / key
 
 
 def cache_dir(kind: str, root: Path | None = None) -> Path:

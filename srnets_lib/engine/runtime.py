@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+from contextlib import contextmanager
 import socket
 import sys
 import warnings
@@ -80,6 +81,21 @@ def fallback_warning(err: Exception, what: str, stacklevel: int = 2) -> str:
                   "SRNETS_COMPILE=off (slower, the same computation up to float noise)", RuntimeWarning,
                   stacklevel=stacklevel + 1)
     return reason
+
+
+@contextmanager
+def threads(count: int | None):
+    """Compute with `count` CPU threads (None: as the process has), then go back: on one CPU a
+    run computed again with the thread count it first computed with gives the same bits, and with
+    another count it does not (matrix products split their sums by thread; docs/MEASUREMENTS.md)."""
+    before = torch.get_num_threads()
+    if count is not None and count != before:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
 
 
 def where() -> dict:

@@ -7,8 +7,10 @@ whole or not at all."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import zlib
 from pathlib import Path
 
@@ -24,6 +26,7 @@ ARTIFACTS = ("mask*.npz", "predictions*.npz", "weights*.safetensors")
 # files found whole (or not) in this process, by path, size, mtime and inode: a page or a sweep
 # asking again reads none of them twice
 _CHECKED: dict[tuple, str | None] = {}
+_RECORDED: dict[tuple, dict[str, str] | None] = {}  # final.json's recorded checksums, by path and identity
 
 
 def _weights_read(request: Request | None) -> set[str]:
@@ -38,7 +41,7 @@ def _identity(path: Path) -> tuple:
     return stat.st_size, stat.st_mtime_ns, stat.st_ino
 
 
-def _crc32(path: Path) -> str:
+def crc32(path: Path) -> str:
     crc = 0
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 24):
@@ -56,7 +59,7 @@ def _checked(path: Path, record: StoredFile) -> str | None:
         return f"{path}: damaged ({identity[0]} bytes, {record.bytes} recorded when its run finished)"
     key = (str(path), *identity, record.crc32)
     if key not in _CHECKED:
-        crc = _crc32(path)
+        crc = crc32(path)
         _CHECKED[key] = None if crc == record.crc32 else (
             f"{path}: damaged (its CRC-32 {crc} is not the {record.crc32} recorded when its run finished)")
     return _CHECKED[key]
@@ -83,6 +86,22 @@ def _unreadable(path: Path) -> str | None:
     return _CHECKED[key]
 
 
+def recorded_checksums(final: Path) -> dict[str, str] | None:
+    """{file name: CRC-32} as the final.json at `final` records its run's files ({} where it
+    records none: a store written before); None where there is no readable result."""
+    try:
+        key = (str(final), *_identity(final), "final")
+    except FileNotFoundError:
+        return None
+    if key not in _RECORDED:
+        try:
+            result = RunResult.model_validate_json(final.read_text())
+            _RECORDED[key] = {name: stored.crc32 for name, stored in result.files.items()}
+        except (OSError, ValueError):
+            _RECORDED[key] = None
+    return _RECORDED[key]
+
+
 def first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: " + (str(err).strip().splitlines() or [""])[0][:200]
 
@@ -103,7 +122,7 @@ def read_arrays(path: Path) -> dict[str, np.ndarray] | None:
 
 def inventory(folder: Path) -> dict[str, StoredFile]:
     """The size and CRC-32 of every mask, predictions and weights file under a run's `folder`."""
-    return {path.name: StoredFile(bytes=path.stat().st_size, crc32=_crc32(path)) for path in artifacts_of(folder)}
+    return {path.name: StoredFile(bytes=path.stat().st_size, crc32=crc32(path)) for path in artifacts_of(folder)}
 
 
 def damage(folder: Path, result: RunResult, request: Request | None = None) -> str | None:
@@ -146,9 +165,11 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
-def read_weights(path: Path, own: dict[str, torch.Tensor], key: str) -> dict[str, torch.Tensor]:
-    """The tensors of a weights file, each checked against `own` (a model's parameters): the same
-    names and shapes; an unreadable file is a ValueError saying the next sweep computes run `key` again."""
+def read_weights(path: Path, own: dict[str, torch.Tensor], key: str,
+                 leave_out: tuple[str, ...] = ()) -> dict[str, torch.Tensor]:
+    """The tensors of a weights file (but those whose names end with `leave_out`), each checked
+    against `own` (a model's parameters): the same names and shapes; an unreadable file is a
+    ValueError saying the next sweep computes run `key` again."""
     from safetensors.torch import load_file
 
     try:
@@ -156,6 +177,7 @@ def read_weights(path: Path, own: dict[str, torch.Tensor], key: str) -> dict[str
     except Exception as err:  # SafetensorError: cut short, or not safetensors at all
         raise ValueError(f"{path}: not a readable weights file ({first_line(err)}); the next sweep "
                          f"computes run {key} again") from None
+    tensors = {name: value for name, value in tensors.items() if not name.endswith(leave_out)}
     for name, value in tensors.items():
         if name not in own:
             raise KeyError(f"{path}: tensor {name} does not exist in the model")
@@ -177,4 +199,8 @@ def write_checkpoint(path: Path, state: dict) -> None:
     """A resume point, through a Python file: torch.save to a path reports a full disk as "enforce
     fail at inline_container.cc", naming no file."""
     with paths.replacing(path) as tmp, open(tmp, "wb") as handle:
-        torch.save(state, handle)
+        try:
+            torch.save(state, handle)
+        except RuntimeError as err:  # a write that failed (a full disk) is torch's "unexpected pos ..."
+            free = shutil.disk_usage(tmp.parent).free
+            raise OSError(errno.ENOSPC, f"{first_line(err)}; {free / 1e6:.0f} MB free on its disk") from None

@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from srnets_lib.settings.request import Request
 
 # 1: the untyped final.json of algorithm version 3 (`python -m srnets_lib rekey` converts); 2: no
-# `files` (its files are checked by reading them); 3: `files`
-SCHEMA_VERSION = 3
+# `files` (its files are checked by reading them); 3: `files`; 4: `reads` (what it read of its
+# dependencies; a result without them is not checked against its dependencies)
+SCHEMA_VERSION = 4
 
 
 def level_key(sparsity: float) -> str:
@@ -86,6 +87,9 @@ class RunResult(BaseModel):
     # its masks, predictions and kept weights (file name -> size and checksum); empty when written
     # before they were recorded, or converted by rekey: those files are checked by reading them
     files: dict[str, StoredFile] = {}
+    # what it read of the runs it depends on, as it read it: dependency key -> {file name: CRC-32}
+    # (a mask, kept weights); a dependency whose files changed since makes this result stale
+    reads: dict[str, dict[str, str]] = {}
 
     def level(self, sparsity: float) -> "LevelResult | None":
         """The scores of the subnetwork at IMP level `sparsity`, if it has one."""
@@ -107,3 +111,26 @@ class RunResult(BaseModel):
             if unscored:
                 return f"it did not score its levels {', '.join(unscored)}"
         return None
+
+    def covered(self) -> Request:
+        """What this result serves (covers), as a request: a recomputation asked for more keeps it."""
+        return Request(ood_every=self.ood_every, keep_steps=tuple(self.kept_steps), weights=self.weights,
+                       levels=None if self.levels_read is None else tuple(float(k) for k in self.levels_read))
+
+    def differences(self, other: "RunResult") -> list[str]:
+        """How `other` (the same run computed again) differs from this result, in words: each score
+        that moved, each kept file whose bytes differ; [] where it reproduced it."""
+        def scored(result: "RunResult") -> dict[str, float]:
+            values = {"ID": result.id, "sparsity": result.sparsity, **{f"OOD {k}": v for k, v in result.ood.items()},
+                      **result.scores}
+            for name, level in result.levels.items():
+                values.update({f"level {name} ID": level.id, **{f"level {name} OOD {k}": v for k, v in level.ood.items()}})
+            return values
+
+        old, new = scored(self), scored(other)
+        moved = [f"{k} {old[k]:.4f} -> {new[k]:.4f}" for k in old if k in new and old[k] != new[k]]
+        if self.selected_step != other.selected_step:
+            moved.append(f"selected step {self.selected_step} -> {other.selected_step}")
+        files = [f"{name} (CRC-32 {stored.crc32} -> {other.files[name].crc32})" for name, stored in self.files.items()
+                 if name in other.files and other.files[name].crc32 != stored.crc32]
+        return moved + files

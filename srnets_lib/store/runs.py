@@ -14,7 +14,16 @@ file I/O of a run goes through `Run`:
 
 A finished run serves a request only if the files the request reads are as they were written
 (Run.serves): a file cut or changed since (an interrupted copy, a full disk) is named, the run is
-computed again by the next sweep, and the pages show it as damaged meanwhile.
+computed again by the next sweep, and the pages show it as damaged meanwhile. A run records the
+CRC-32 of what it read of its dependencies (final.json `reads`: a mask, kept weights); a dependency
+whose files changed since makes it stale, shown and computed again as such.
+
+A finished run is never computed again in its own folder: the recomputation (a request it does not
+cover, a damaged file, a changed dependency) goes to runs/_recompute/<key>/ while the stored result
+serves the pages, and is moved in once finished (store/recompute.py: final.json removed first and
+written last, so an interruption leaves the stored result or the finished recomputation, whose move
+the next claim completes); what changed is said, never silently replaced. It computes with the
+thread count the stored run recorded (CPU float results depend on it: docs/MEASUREMENTS.md).
 
 Several processes may share a store: a run is claimed by creating runs/<key>/.lock
 exclusively and touching it while computing (a heartbeat); another process that needs the run
@@ -41,17 +50,19 @@ from srnets_lib.model.backbones import copy_into
 from srnets_lib.settings.config import RunConfig, describe
 from srnets_lib.settings.request import Request
 from srnets_lib.store import files, locks
+from srnets_lib.store.lineage import changed_dependency
 from srnets_lib.store.locks import RunBusy  # noqa: F401 (raised by Run.claim)
 from srnets_lib.store.result import RunResult
 from srnets_lib.engine import runtime
 
 
 class Run:
-    def __init__(self, config: RunConfig, root: Path | None = None):
+    def __init__(self, config: RunConfig, root: Path | None = None, at: Path | None = None):
+        """`at`: its files elsewhere (a recomputation), its dependencies read from the store `root`."""
         self.config = config
         self.key = config.key()
         self.root = Path(root) if root is not None else paths.runs_root()
-        self.dir = paths.run_dir(self.key, self.root)
+        self.dir = Path(at) if at is not None else paths.run_dir(self.key, self.root)
 
     def file(self, name: str) -> Path:
         return self.dir / name
@@ -59,6 +70,10 @@ class Run:
     def of(self, config: RunConfig) -> "Run":
         """Another run of the same store (a dependency)."""
         return Run(config, self.root)
+
+    def recomputation(self) -> "Run":
+        """This run computed again beside its stored result (paths.recompute_dir)."""
+        return Run(self.config, self.root, paths.recompute_dir(self.key, self.root))
 
     # --- reading ------------------------------------------------------------------------------
     @property
@@ -77,7 +92,8 @@ class Run:
             result = self.result()
         except ValueError as err:  # a corrupted final.json: computed again, the new one replaces it
             return str(err)
-        why = (result.covers(request) if request is not None else None) or files.damage(self.dir, result, request)
+        why = ((result.covers(request) if request is not None else None) or files.damage(self.dir, result, request)
+               or changed_dependency(self.root, result.reads))
         if why is not None or request is None:
             return why
         try:
@@ -133,13 +149,13 @@ class Run:
         also removes the masks, predictions and weights an earlier computation left: a damaged
         one is never recorded as this computation's). Log the attempt (attempts.jsonl)."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.file(paths.FINAL).unlink(missing_ok=True)  # a result that did not serve its request
+        assert not self.done, f"{self.dir}: a finished run is computed again beside it (recomputation)"
         if resume_at is None:
             for path in files.artifacts_of(self.dir):
                 path.unlink(missing_ok=True)
         with self.file(paths.ATTEMPTS).open("a") as handle:
             handle.write(json.dumps({"at": time.strftime("%Y-%m-%d %H:%M:%S"), **runtime.where(),
-                                     "resumed_at": resume_at}) + "\n")
+                                     "threads": torch.get_num_threads(), "resumed_at": resume_at}) + "\n")
         files.atomic_write(self.file(paths.CONFIG), yaml.safe_dump(describe(self.config), sort_keys=True))
         kept = [] if resume_at is None else [r for r in self.metrics() if r["step"] <= resume_at]
         files.atomic_write(self.file(paths.METRICS), "".join(json.dumps(r) + "\n" for r in kept))

@@ -38,16 +38,19 @@ class Outcome:
 
 
 def pending(graph: RunGraph, root: Path) -> list[Node]:
-    """The nodes whose stored result does not serve their request, dependencies first; a finished
-    one is named with why it is computed again (a damaged file, a request it does not cover)."""
-    todo = []
+    """The nodes whose stored result does not serve their request, and the runs built on them
+    (each computed again only if what it read changed: fit.execute), dependencies first; a
+    finished one is named with why it is computed again (a damaged file, a request it does not
+    cover, a dependency computed again since)."""
+    todo, waiting = [], set()
     for node in graph:
         run = Run(node.config, root)
         run.release_stale_lock()
         why = run.serves(node.request)
-        if why is not None:
+        if why is not None or any(d in waiting for d in graph.dependencies(node)):
             todo.append(node)
-            if run.done:
+            waiting.add(node.key)
+            if run.done and why is not None:
                 print(f"run {node.key} is computed again: {why}", file=sys.stderr)
     return todo
 

@@ -12,6 +12,7 @@ sets if it was not, and write the result.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import torch
@@ -24,24 +25,69 @@ from srnets_lib.settings.config import RunConfig
 from srnets_lib.engine.evaluation import Selection, selection_score
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import LevelResult, RunResult, level_key
+from srnets_lib.store import recompute
 from srnets_lib.store.runs import Run, record_failure
 
 
 def execute(config: RunConfig, store: Run, request: Request, progress: bool = False) -> RunResult:
     """Compute one run whose dependencies are finished (executors.py orders them), unless the
-    store holds a result that serves `request`."""
+    store holds a result that serves `request`. A finished run that does not serve it is computed
+    again beside its stored result, with the thread count that result recorded, and moved in once
+    finished, what changed said (store/runs.py)."""
     checkpoint_seconds()
     if store.serves(request) is None:
         store.release_stale_lock()
         return store.result()
     with store.claim(wait=True):
+        again = store.recomputation()
+        if again.done:  # a recomputation whose move was interrupted: completed, not computed again
+            moved_in(store, again, None)
         if store.serves(request) is None:  # finished by another process while we waited
             return store.result()
+        stored = readable(store) if store.done else None
+        target = again if store.done else store
+        wanted = request.merge(stored.covered()) if stored is not None else request
         try:
-            return fit(build_run(config, store, request), request, progress)
+            with runtime.threads(recorded_threads(stored) if stored is not None else recompute.started_threads(target)):
+                result = fit(build_run(config, target, wanted), wanted, progress)
         except Exception as err:  # kept for the pages (shown as failed) until a later attempt finishes
             record_failure(store, err)
             raise
+        return result if target is store else moved_in(store, target, stored)
+
+
+def readable(store: Run) -> RunResult | None:
+    """A finished run's result as final.json records it (its files may since be damaged), if it reads."""
+    try:
+        return store.result()
+    except (OSError, ValueError):
+        return None
+
+
+def recorded_threads(stored: RunResult) -> int | None:
+    """The CPU thread count a stored result was computed with, where it is computed again on a CPU
+    (None on a GPU, or where it did not record one)."""
+    execution = stored.execution
+    if execution.get("device") != "cpu" or runtime.device().type != "cpu":
+        return None
+    if execution.get("cpu_capability") not in (None, runtime.describe().get("cpu_capability")):
+        print(f"run {stored.key}: computed again on another CPU code path ({runtime.describe()['cpu_capability']}, "
+              f"stored {execution['cpu_capability']}): its float results may differ", file=sys.stderr)
+    return execution.get("threads")
+
+
+def moved_in(store: Run, again: Run, stored: RunResult | None) -> RunResult:
+    """The finished recomputation `again` moved into `store` (recompute.move_in), and whether it
+    reproduced the `stored` result said in one line (a changed result makes its dependents stale:
+    they record what they read of it)."""
+    result = recompute.move_in(store, again)
+    if stored is not None:
+        changed = stored.differences(result)
+        print(f"run {store.key} computed again: " + (
+            "it differs from the stored result (" + "; ".join(changed[:6]) + (" ..." if len(changed) > 6 else "")
+            + "); the runs built on it are stale and computed again" if changed
+            else "the same scores and files as the stored result"), file=sys.stderr)
+    return result
 
 
 def fit(run: TrainingRun, request: Request, progress: bool = False) -> RunResult:
@@ -141,6 +187,8 @@ class Loop:
     def resume(self) -> int:
         """Load the run's resume point if it has one; return the step to start from."""
         state = self.store.checkpoint() if self.run.trainable else None
+        if state is not None and state.get("reads", {}) != self.run.reads:  # a dependency computed again since
+            state = None
         if state is None:
             self.store.begin(resume_at=None)
             self.keep(0)
@@ -165,7 +213,7 @@ class Loop:
         began = time.time()
         cuda = runtime.device().type == "cuda"
         self.store.save_checkpoint({
-            "step": at, "model": self.run.model.state_dict(),
+            "step": at, "model": self.run.model.state_dict(), "reads": self.run.reads,
             "optimization": self.optimization.state_dict(), "history": self.history, "levels": self.levels,
             "selection": self.selection.state(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if cuda else None})
@@ -202,7 +250,7 @@ class Loop:
             execution=execution(run), ood_every=self.request.ood_every,
             kept_steps=sorted(self.request.keep_steps), weights=self.request.weights,
             levels_read=None if self.request.levels is None or not run.schedule.levels
-            else sorted(self.levels, key=float))
+            else sorted(self.levels, key=float), reads=run.reads)
         return store.finish(result)
 
 

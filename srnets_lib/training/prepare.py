@@ -16,6 +16,7 @@ from srnets_lib.methods.schedule import Schedule
 from srnets_lib.model import backbones, dropout, pruning
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.request import Request
+from srnets_lib.store.lineage import record_reads
 from srnets_lib.store.runs import Run
 from srnets_lib.engine import kinds, runtime, step
 
@@ -34,6 +35,7 @@ class TrainingRun:
     forward: kinds.Objective  # batch -> loss
     evaluator: kinds.Evaluator
     bias_source: str | None
+    reads: dict[str, dict[str, str]]  # what it read of its dependencies (final.json `reads`)
 
     def optimization(self, at_step: int) -> step.Optimization:
         """The optimiser and lr schedule (over t_max) of the segment that step `at_step` is in."""
@@ -47,6 +49,7 @@ def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
     """A run ready to train: its data (fingerprinted as read), model (from its start's weights), the
     parts its kind builds (kinds/), its method and Schedule, its masks and what trains."""
     runtime.use_precision(config.precision)
+    reads = record_reads(config, store.root)  # before reading them: a dependency changed since is found stale
     data = load_task(config.task, config.data)
     fingerprint = fingerprints(data)
     tokenizer = backbones.load_tokenizer(config.backbone)
@@ -63,7 +66,7 @@ def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
     method.prepare(model)
     trainable = set_trainable(model, method.trainable(model))
     return TrainingRun(config, store, data, fingerprint, model, method, method.schedule, trainable, parts.batches,
-                       parts.objective, parts.evaluator, parts.bias_source)
+                       parts.objective, parts.evaluator, parts.bias_source, reads)
 
 
 def install_masks(model, method: methods.Method, store: Run) -> None:

@@ -37,7 +37,8 @@ def why_missing(config, root=None) -> str | None:
     run = Run(config, root)
     damage = run.serves() if run.done else None
     if damage:
-        return f"damaged: {damage.split('; ')[0]}; the next sweep computes it again"
+        said = damage if damage.startswith("stale: ") else f"damaged: {damage.split('; ')[0]}"
+        return f"{said}; the next sweep computes it again"
     record = failure(run)
     if record is not None:
         return f"failed ({record['at']}, {record['host']}): {record['error']}"
