@@ -21,6 +21,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
+from srnets_lib import paths
 from srnets_lib.__main__ import main
 from srnets_lib.book import page as book
 from srnets_lib.data.load import load_task
@@ -56,9 +57,16 @@ def toy(tmp_path_factory):
         stored = {"mask": Run(mask).predictions(), "imp": Run(imp).predictions(), "imp@0.2": Run(imp).predictions(0.2)}
         toy = {"root": root, "params": params, "mask": mask, "imp": imp, "base": mask.init_from, "stored": stored,
                "folder": tmp / "mask"}
+        before = digest(root)
         done = export_cli(toy, mask.key(), "--out", str(toy["folder"]), "--no-measure")
         assert done.returncode == 0, done.stderr
+        toy["unchanged"] = digest(root) == before
         yield toy
+
+
+def digest(root: Path) -> dict[str, bytes]:
+    """Every file of a run store, by path: what must be byte-identical before and after an export."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def export_cli(toy, *args):
@@ -134,6 +142,10 @@ def test_a_mask_training_run_exports_as_w_times_m(toy):
     assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
 
 
+def test_exporting_a_mask_run_leaves_the_store_byte_identical(toy):
+    assert toy["unchanged"]
+
+
 def test_transformers_alone_loads_it_and_predicts_what_the_run_stored(toy, tmp_path):
     logits = predict_in_fresh_process(toy["folder"], toy["mask"], tmp_path)
     assert_predicts_what_the_run_stored(logits, toy["stored"]["mask"])
@@ -152,10 +164,13 @@ def test_an_imp_series_exports_in_one_command_each_level_predicting_what_it_stor
     level 0.2 and at its end (0.3); each folder is that level's model, W * m at exact sparsity,
     the classifier dense."""
     assert not Run(toy["imp"], toy["root"]).result().weights
+    before = digest(toy["root"])
     done = export_cli(toy, "--page", "sec4_2", "--series", "imp (std)", "--task", "nli", "--out", str(tmp_path),
                       "--no-measure")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("trains weights the store did not keep: computing it again") == 1
+    assert digest(toy["root"]) == before  # computed again in a scratch folder, never in the store
+    assert "reproduced its scores and files bit for bit" in (tmp_path / "imp-std-nli-s0.2-seed1" / "README.md").read_text()
     for level, stored in ((0.2, toy["stored"]["imp@0.2"]), (0.3, toy["stored"]["imp"])):
         folder = tmp_path / f"imp-std-nli-s{level}-seed1"
         weights, masks = masked_weights(folder)
@@ -219,6 +234,7 @@ def test_a_corpus_mask_exports_as_a_masked_lm_whose_decoder_reads_the_unmasked_t
                        data=DataConfig(train_size=24, dev_size=4, ood_size=4), max_length=32, batch_size=8,
                        lr=1e-2, eval_interval=3, epochs=2, select="last")
     execute(corpus)
+    before = digest(store)
     rebuilt = rebuild.rebuild(corpus, say=lambda line: None)
     assert rebuilt.recomputed is None and "computed again here" in rebuilt.weights  # its MLM head trains
     reference = check.outputs(rebuilt.model, check.probe_batch(rebuilt.model, 32))
@@ -232,6 +248,7 @@ def test_a_corpus_mask_exports_as_a_masked_lm_whose_decoder_reads_the_unmasked_t
     assert main(["export", corpus.key(), "--out", str(tmp_path / "cli"), "--no-measure"]) == 0
     meta = yaml.safe_load((tmp_path / "cli" / "README.md").read_text().split("---\n")[1])
     assert meta["pipeline_tag"] == "fill-mask" and meta["metrics"] == ["mlm_loss", "kd_loss"]
+    assert digest(store) == before  # its mask read from the store, its MLM head computed again beside it
 
 
 def test_a_subnetwork_fine_tuned_on_squad_exports_as_a_question_answering_model(store, tmp_path):
@@ -246,8 +263,9 @@ def test_a_subnetwork_fine_tuned_on_squad_exports_as_a_question_answering_model(
     transfer = RunConfig(task="squad", backbone="tiny", max_length=128, batch_size=2, epochs=1, eval_interval=1,
                          data=DataConfig(source="local", path=str(tmp_path), check_sizes=False), mask_from=omp)
     execute(transfer)
+    before = digest(store)
     rebuilt = rebuild.rebuild(transfer, say=lambda line: None)
-    assert "computed again here" in rebuilt.weights
+    assert "computed again here" in rebuilt.weights and digest(store) == before
     assert set(rebuilt.masks) == {n for n in Run(omp).masks() if models.is_transformer_matrix(n)}
     reference = check.outputs(rebuilt.model, check.probe_batch(rebuilt.model, 128))
     folder = hf.write(rebuilt, tmp_path / "qa")
@@ -268,3 +286,62 @@ def test_measurement_compares_dense_and_pruned_side_by_side(tmp_path):
     assert pruned_row["sizes"]["packed"] < m.rows[2]["sizes"]["safetensors"] < pruned_row["sizes"]["safetensors"]
     assert m.csr_difference < 1e-4
     assert "| pruned, sparse CSR |" in measure.markdown(m)
+
+
+def test_another_runs_mask_copied_into_a_run_is_refused_naming_the_file(toy, tmp_path, monkeypatch):
+    """A 20% IMP level's mask where the 30% mask run's mask should be (an rsync from the wrong
+    folder): final.json's CRC-32 says it is not the run's, and nothing is exported."""
+    mask = Run(toy["mask"], toy["root"]).file(paths.MASK)
+    original = mask.read_bytes()
+    other = Run(toy["imp"], toy["root"]).file(paths.level_mask(0.2))
+    try:
+        mask.write_bytes(other.read_bytes())
+        done = export_cli(toy, toy["mask"].key(), "--out", str(tmp_path / "swapped"), "--no-measure")
+    finally:
+        mask.write_bytes(original)
+    assert done.returncode == 2 and not (tmp_path / "swapped").exists()
+    error = done.stderr.strip().splitlines()[-1]
+    assert f"{mask}: damaged" in error and "nothing was exported" in error
+
+
+def test_a_mask_of_another_sparsity_is_refused_even_where_no_checksum_was_recorded(toy, tmp_path):
+    """A store written before checksums were recorded (its final.json without `files`), the IMP
+    run's 30% mask replaced by its 20% level's: the mask in force is checked against the sparsity
+    the run recorded, and nothing is exported."""
+    import shutil
+
+    root = tmp_path / "runs"
+    shutil.copytree(toy["root"], root)
+    imp = Run(toy["imp"], root)
+    record = json.loads(imp.file(paths.FINAL).read_text())
+    record.pop("files")
+    record["schema_version"] = 2
+    imp.file(paths.FINAL).write_text(json.dumps(record))
+    shutil.copyfile(imp.file(paths.level_mask(0.2)), imp.file(paths.MASK))
+    done = export_cli({**toy, "root": root}, toy["imp"].key(), "--out", str(tmp_path / "x"), "--no-measure")
+    assert done.returncode == 2 and not (tmp_path / "x").exists()
+    error = done.stderr.strip().splitlines()[-1]
+    assert f"{imp.file(paths.MASK)}: its mask is 20.00% sparse, but run {imp.key} recorded 30.00%" in error
+
+
+def test_an_earlier_export_of_the_same_run_is_replaced_and_anything_else_refused(toy, tmp_path):
+    again = export_cli(toy, toy["mask"].key(), "--out", str(toy["folder"]), "--no-measure")
+    assert again.returncode == 0, again.stderr
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "README.md").write_text("my notes")
+    refused = export_cli(toy, toy["mask"].key(), "--out", str(mine), "--no-measure")
+    assert refused.returncode == 2 and (mine / "README.md").read_text() == "my notes"
+    assert "--force" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    other = export_cli(toy, toy["imp"].key(), "--out", str(toy["folder"]), "--no-measure")
+    assert other.returncode == 2 and f"an earlier export of run {toy['mask'].key()}" in other.stderr
+    forced = export_cli(toy, toy["mask"].key(), "--out", str(mine), "--no-measure", "--force")
+    assert forced.returncode == 0 and (mine / "README.md").read_text() != "my notes"
+    assert {oct(p.stat().st_mode & 0o777) for p in mine.iterdir()} == {oct(0o666 & ~current_umask())}
+    assert str(tmp_path) not in (mine / "README.md").read_text()  # no local path in a card meant for the Hub
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -8,16 +8,23 @@ Where the weights come from depends on what the run trains:
 - a run that kept its selected weights (the full models other runs start from, graph.needs): those;
 - IMP (algorithm 1), fine-tuned subnetworks (section 4.3) and TAMT's corpus masks, whose MLM head
   trains beside the scores, train weights the store keeps only where a run asks for them. Such a
-  run is computed again in this process with a request that keeps them (request.Request.weights;
-  an IMP level below the target: its weights after that level's last step, `keep_steps`), merged
-  with what the stored run already covered. A run is deterministic on one machine (the same CPU
-  code path and thread count), so it recomputes its stored result; where it does not (a store
-  computed elsewhere) `Rebuilt.recomputed` says what changed, and the recomputed run, now in the
-  store, is the one exported.
+  run is computed again in this process, in a scratch folder (never the store: reading the store
+  never writes it), with a request that keeps them (request.Request.weights; an IMP level below the
+  target: its weights after that level's last step, `keep_steps`) merged with what the stored run
+  covered, and with the thread count the stored run recorded: on the same CPU code path that
+  reproduces it bit for bit (docs/MEASUREMENTS.md). The recomputation is compared with the stored
+  run (its scores and the checksums of its masks and predictions); where they differ (another CPU,
+  another thread count) nothing is exported unless asked (`accept_recomputed`: the recomputed run
+  is exported, masks and predictions included, and its card says so).
+
+Every file read from the store is checked first as the store's one rule checks it (Run.serves: the
+sizes and CRC-32s final.json recorded, the dependencies as the run read them), and the mask in force
+must have the sparsity the run recorded; otherwise export refuses, naming the file.
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,14 +33,20 @@ import torch
 
 from srnets_lib import methods, paths
 from srnets_lib.data.load import load_task
-from srnets_lib.engine import kinds
+from srnets_lib.engine import kinds, runtime
 from srnets_lib.model import backbones as models, pruning
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import RunResult
+from srnets_lib.store import files
 from srnets_lib.store.runs import Run
-from srnets_lib.sweeps.executors import execute
-from srnets_lib.training.prepare import install_masks
+from srnets_lib.sweeps.graph import needs
+from srnets_lib.training.fit import fit, recorded_threads
+from srnets_lib.training.prepare import build_run, install_masks
+
+
+class ExportRefused(ValueError):
+    """What the store holds cannot be exported as it is (damaged, or not reproduced here)."""
 
 
 @dataclass
@@ -57,9 +70,12 @@ class Rebuilt:
 
 
 def rebuild(config: RunConfig, level: float | None = None, root: Path | None = None,
-            request: Request | None = None, say=print) -> Rebuilt:
-    """The model of `config`'s finished run (or of its IMP `level`), computing the run again where
-    its weights were not kept (module docstring); `say` reports that, in one line."""
+            request: Request | None = None, say=print, accept_recomputed: bool = False,
+            scratch: Path | None = None, levels: tuple[float, ...] = ()) -> Rebuilt:
+    """The model of `config`'s finished run (or of its IMP `level`), computing the run again in a
+    scratch folder where its weights were not kept (module docstring); `say` reports that, in one
+    line. `scratch`: a folder kept for several exports (a temporary one otherwise), where one
+    recomputation keeps the weights of every IMP level in `levels` for the exports that follow."""
     store = Run(config, root)
     result = store.result()
     if level is not None and abs(level - config.sparsity) < 1e-9:
@@ -70,22 +86,53 @@ def rebuild(config: RunConfig, level: float | None = None, root: Path | None = N
     labels = tuple(getattr(data, "label_names", ()) or ())
     model, method = skeleton(config, store, data, kind)
     trained = [p for p in method.trainable(model) if p is not None]
-    weights, recomputed, again = "the weights it started from and its mask (it trains no weight)", None, False
-    if trained and not _kept(result, step):
-        before, again = result, True
-        result = recompute(config, result, step, level, root, request or Request(), say)
-        recomputed = difference(before, result, level)
-    if trained:
-        load_kept(model, store, step)
-        weights = (f"its weights after step {step} (the end of level {level:g})" if step is not None
-                   else "its selected weights") + (", computed again here (the store had not kept them)" if again
-                                                    else ", kept by the store")
-    masked = pruning.masked_modules(model)
-    if method.prunes:
-        pruning.apply_masks(masked, store.masks(level), str(store.dir))
+    again = bool(trained) and not _kept(result, step)
+    intact(store, result, step, reads_weights=bool(trained) and not again)
+    weights, recomputed = "the weights it started from and its mask (it trains no weight)", None
+    with tempfile.TemporaryDirectory(prefix="srnets-export-") as temporary:
+        weights_from = files_from = store
+        if again:
+            exported = tuple(x for x in (*levels, level) if x is not None and abs(x - config.sparsity) > 1e-9)
+            wanted = kept_too(request or Request(), result, exported, tuple(level_step(config, result, x)
+                                                                            for x in exported))
+            weights_from, result, recomputed = recompute(config, store, result, wanted, Path(scratch or temporary),
+                                                         accept_recomputed, say)
+            files_from = weights_from if recomputed else store
+        if trained:
+            load_kept(model, weights_from, step)
+            weights = (f"its weights after step {step} (the end of level {level:g})" if step is not None
+                       else "its selected weights") + (
+                ", computed again here (the store had not kept them) with the thread count the stored run recorded: "
+                "the recomputation reproduced its scores and files bit for bit" if again and not recomputed
+                else ", computed again here (the store had not kept them)" if again else ", kept by the store")
+        masked = pruning.masked_modules(model)
+        if method.prunes:
+            pruning.apply_masks(masked, files_from.masks(level), str(files_from.dir))
+            check_sparsity(masked, result if level is None else result.level(level), files_from, level)
+        predictions = files_from.predictions(level)
     model.eval()
     return Rebuilt(config, level, model, {n: m.binary_mask().cpu() for n, m in masked.items()}, result,
-                   store.predictions(level), labels, kind, weights, recomputed, store.dir)
+                   predictions, labels, kind, weights, recomputed, store.dir)
+
+
+def intact(store: Run, result: RunResult, step: int | None, reads_weights: bool) -> None:
+    """Refuse a run whose files export reads are not as final.json recorded them (Run.serves: its
+    masks and predictions, the dependencies as it read them; its kept weights where they are read)."""
+    kept = Request(weights=step is None, keep_steps=() if step is None else (step,))
+    why = store.serves() or (files.damage(store.dir, result, kept) if reads_weights else None)
+    if why:
+        raise ExportRefused(f"run {store.key} cannot be exported as the store holds it: {why}; nothing was "
+                            "exported (the next sweep computes the run again)")
+
+
+def check_sparsity(masked: dict, scores, source: Run, level: float | None) -> None:
+    """The mask in force has the sparsity the run recorded (over the Transformer matrices), else
+    the mask file is another run's (a copy from the wrong folder) and export refuses naming it."""
+    found = pruning.sparsity_report(masked, models.is_transformer_matrix)["sparsity"]
+    if scores is not None and abs(found - scores.sparsity) > 1e-6:
+        name = paths.level_mask(level) if level is not None else paths.MASK
+        raise ExportRefused(f"{source.file(name)}: its mask is {100 * found:.2f}% sparse, but run {source.key} "
+                            f"recorded {100 * scores.sparsity:.2f}%; nothing was exported")
 
 
 def level_step(config: RunConfig, result: RunResult, level: float) -> int:
@@ -116,45 +163,53 @@ def _kept(result: RunResult, step: int | None) -> bool:
     return step in result.kept_steps if step is not None else result.weights
 
 
-def recompute(config: RunConfig, stored: RunResult, step: int | None, level: float | None, root,
-              request: Request, say) -> RunResult:
-    """Compute the run again with its weights kept, keeping at least what the stored run covered."""
-    levels = None if stored.levels_read is None else tuple(sorted({*map(float, stored.levels_read),
-                                                                  *([level] if level is not None else [])}))
-    wanted = replace(request, ood_every=stored.ood_every, levels=levels,
-                     keep_steps=tuple(sorted({*stored.kept_steps, *([step] if step is not None else [])})),
-                     weights=True)  # the selected weights too: the run's own point needs no second recompute
-    say(f"run {config.key()} ({config.method}) trains weights the store did not keep: computing it again "
-        f"here with them kept ({stored.steps_run} steps; deterministic on one machine, so the stored result "
-        "is reproduced)")
-    return execute(config, wanted, root)
+def kept_too(request: Request, stored: RunResult, levels: tuple[float, ...], steps: tuple[int, ...]) -> Request:
+    """What a recomputation for export asks: `request`, what the stored run covered, its selected
+    weights, the IMP `levels` exported scored and their weights (after `steps`) kept."""
+    covered = stored.covered()
+    scored = None if covered.levels is None else tuple(sorted({*covered.levels, *levels}))
+    return replace(request.merge(covered), weights=True, levels=scored,
+                   keep_steps=tuple(sorted({*stored.kept_steps, *steps})))
 
 
-def difference(before: RunResult, after: RunResult, level: float | None) -> str | None:
-    """None if the recomputed run scores what the stored one did, else what changed, in words."""
-    def scores(result):
-        scored = result if level is None else result.level(level)
-        return None if scored is None else {"ID": scored.id, **scored.ood}
-
-    old, new = scores(before), scores(after)
-    if old is None or old == new:
-        return None if old is not None else "the stored run had not scored this level"
-    changed = [f"{k} {old[k]:.4f} -> {new.get(k, float('nan')):.4f}" for k in old if old[k] != new.get(k)]
-    return ("the recomputed run differs from the stored one (computed on another CPU code path or thread "
-            f"count: {before.execution}): " + ", ".join(changed))
+def recompute(config: RunConfig, store: Run, stored: RunResult, wanted: Request, scratch: Path, accept: bool,
+              say) -> tuple[Run, RunResult, str | None]:
+    """The run computed again in `scratch` for `wanted` (kept_too), its dependencies read from the
+    store (a finished recomputation there that covers it is reused); (where it is, its result, how
+    it differs from the stored result: None where it reproduced it). A difference is refused unless
+    `accept`."""
+    for dependency, read in needs(config, Request()):
+        why = store.of(dependency).serves(read)
+        if why is not None:
+            raise ExportRefused(f"run {store.key} trains weights the store did not keep, so export computes it "
+                                f"again, but its dependency {dependency.key()} cannot serve it ({why}); compute "
+                                "it first with `python -m srnets_lib sweep`")
+    again = Run(config, store.root, scratch / config.key())
+    if again.serves(wanted) is None:
+        result = again.result()
+    else:
+        threads = recorded_threads(stored)
+        say(f"run {config.key()} ({config.method}) trains weights the store did not keep: computing it again here, "
+            f"in a scratch folder ({stored.steps_run} steps, {threads or 'this process'} thread(s) as the stored run "
+            "recorded), then comparing it with the stored run")
+        with runtime.threads(threads):
+            result = fit(build_run(config, again, wanted), wanted)
+    changed = stored.differences(result)
+    if not changed:
+        return again, result, None
+    said = "; ".join(changed[:6]) + (" ..." if len(changed) > 6 else "")
+    if not accept:
+        raise ExportRefused(f"run {config.key()} computed again here differs from the stored run ({said}; stored "
+                            f"on {stored.execution}); nothing was exported: `--accept-recomputed` exports the "
+                            "recomputed run (its card says so)")
+    return again, result, (f"the run was computed again here and differs from the stored one ({said}); this folder "
+                           "is the recomputed run (--accept-recomputed), its masks and scores included")
 
 
 def load_kept(model: torch.nn.Module, store: Run, step: int | None) -> None:
     """Load the run's kept tensors (those after `step` steps, or the selected ones) into `model`;
     mask scores kept beside them are left out: the mask file holds the mask they define."""
-    from safetensors.torch import load_file
-
     path = store.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
-    tensors = {k: v for k, v in load_file(str(path)).items() if not k.endswith("mask_scores")}
-    own = dict(model.named_parameters())
-    for name, value in tensors.items():
-        if name not in own or own[name].shape != value.shape:
-            raise ValueError(f"{path}: tensor {name} {tuple(value.shape)} does not match the rebuilt model")
-    models.copy_into(model, tensors)
+    models.copy_into(model, files.read_weights(path, dict(model.named_parameters()), store.key, ("mask_scores",)))
     for module in pruning.masked_modules(model).values():
         module.invalidate()

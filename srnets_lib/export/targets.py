@@ -44,12 +44,14 @@ class Target:
 
 
 def by_key(key: str, params: Params, root: Path | None = None) -> Target:
-    """The finished run `key` of the store; refused naming the store's runs if it has none such."""
+    """The finished run `key` of the store (or its folder, runs/<key>/); refused naming the store's
+    runs if it has none such."""
     store = Path(root) if root is not None else paths.runs_root()
+    key = run_key_of(key, store)
     where = paths.run_dir(key, store) / paths.CONFIG
     if not where.is_file():
         raise ValueError(f"run key {key!r} is not in the run store {store}; " + finished_runs(store, key))
-    config = RunConfig(**yaml.safe_load(where.read_text()))
+    config = read_config(where)
     if config.key() != key:
         raise ValueError(f"{where}: its settings have key {config.key()}, not {key} (a store of another algorithm "
                          "version: python -m srnets_lib rekey)")
@@ -58,6 +60,29 @@ def by_key(key: str, params: Params, root: Path | None = None) -> Target:
                          + finished_runs(store, key))
     point, page = shown_by(config, params)
     return Target(config, point, page)
+
+
+def run_key_of(given: str, store: Path) -> str:
+    """A run key as given, or as its folder in the store names it (runs/<key>/, a trailing slash);
+    a folder outside the store is refused naming the store."""
+    path = Path(given)
+    if len(path.parts) <= 1:
+        return path.name or given
+    if path.resolve().parent != store.resolve():
+        raise ValueError(f"{given}: not a run folder of the run store {store} (SRNETS_RUNS chooses the store); "
+                         "give its key, e.g. " + (path.name or given))
+    return path.name
+
+
+def read_config(where: Path) -> RunConfig:
+    """A run's config.yaml as a RunConfig; a file that is not plain YAML settings is named."""
+    try:
+        return RunConfig(**yaml.safe_load(where.read_text()))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{where}: not a run's settings ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0]}); the run store's config.yaml is plain YAML") from None
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: not a run's settings ({str(err).splitlines()[0]})") from None
 
 
 def finished_runs(store: Path, near: str) -> str:
