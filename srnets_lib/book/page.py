@@ -32,8 +32,10 @@ DEFAULT_PARAMS = "params/toy.yaml"
 def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, compute=None) -> "Page":
     """The page of section `name` (a notebook's stem). params_file None: $SRNETS_PARAMS, else
     params/toy.yaml. seeds, tasks None: the section's (params.seeds_for / tasks_for); a string is
-    read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute
-    None: compute the missing runs unless $SRNETS_COMPUTE is "0" (the book build only gathers)."""
+    read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute:
+    True computes the runs the store lacks here, False only gathers; None: as $SRNETS_COMPUTE says (0:
+    the book build gathers only), else computing in a batch run (papermill, a script) and not in a
+    notebook a person runs (Jupyter): that shows what is missing, with its cost and the command."""
     _check_injected_parameters()
     params = params_lib.load(params_file or paths.setting("SRNETS_PARAMS", DEFAULT_PARAMS, "a params file"))
     sparsities = None if sparsity is None else [_number("sparsity", sparsity)]
@@ -42,21 +44,29 @@ def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, com
         raise ValueError(f"parameter seeds={seeds!r}: expected seed numbers >= 0, e.g. -p seeds \"[1, 2]\"")
     tasks, seeds, sparsities = sections.resolve(name, params, _listed(tasks), seeds, sparsities)
     page = Page(sections.get(name), params, tasks, seeds, sparsities, opt_in=sparsity is None)
-    page.failed = failed = page.compute() if _computing(compute) else []
+    computing = _computing(compute)
+    # a person's notebook left to decide computes nothing unasked: its missing note says what it would cost
+    page.held_back = not computing and compute is None and os.environ.get("SRNETS_COMPUTE") is None
+    page.failed = failed = page.compute() if computing else []
     page.gather()
     if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
         raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
     return page
 
 
+def _history() -> list[str] | None:
+    """The cells an IPython kernel or shell ran so far; None for a plain Python caller."""
+    try:
+        return get_ipython().user_ns.get("In", [])  # noqa: F821 (defined inside IPython)
+    except (NameError, AttributeError):
+        return None
+
+
 def _check_injected_parameters() -> None:
     """papermill only warns about a parameter the notebook does not declare, and the run goes on
     without it: refuse it here. Its injected cell ("# Parameters") directly follows the
     notebook's parameters cell in the kernel's input history."""
-    try:
-        history = get_ipython().user_ns.get("In", [])  # noqa: F821 (defined inside IPython)
-    except NameError:  # a plain Python caller
-        return
+    history = _history() or []
     for before, cell in zip(history, history[1:]):
         if cell.lstrip().startswith("# Parameters"):
             unknown = sorted(_assigned(cell) - _assigned(before))
@@ -124,15 +134,67 @@ def _number(parameter: str, value) -> float:
 
 
 def _computing(compute) -> bool:
-    if compute is not None:
-        return bool(compute)
-    return paths.setting("SRNETS_COMPUTE", "1", "0 (gather only) or 1") != "0"
+    """Whether the page computes the runs the store lacks (load's `compute`)."""
+    if compute is None:
+        compute = paths.setting("SRNETS_COMPUTE", None, "0 (gather only) or 1 (compute)")
+        if compute is None:
+            return not _interactive()
+        return _flag("SRNETS_COMPUTE", compute, "0 or 1")
+    return _flag("parameter compute", compute, "true or false, e.g. -p compute false")
+
+
+def _flag(name: str, value, expected: str) -> bool:
+    """A yes/no setting: a bool, or a word (papermill -p passes `false` as the string "false")."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={value!r}: expected {expected}")
+
+
+def _interactive() -> bool:
+    """Whether a person runs this notebook (Jupyter, an IPython shell), not papermill: papermill's
+    injected parameters cell is in the history, or papermill started the kernel."""
+    history = _history()
+    if history is None:
+        return False
+    if any(cell.lstrip().startswith("# Parameters") for cell in history):
+        return False
+    return "papermill" not in _parent_command()
+
+
+def _parent_command() -> str:
+    """The command line of the process that started this one ('' where it cannot be read)."""
+    try:
+        return Path(f"/proc/{os.getppid()}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        try:
+            import psutil
+
+            return " ".join(psutil.Process(os.getppid()).cmdline())
+        except Exception:  # no /proc and no psutil: taken as a person's kernel (it computes nothing unasked)
+            return ""
 
 
 def unjudged(section: sections.Section, missing) -> str:
     """The word of a claim none of whose cases is judged: "not built" where the page is opt-in and
     `make book` left its runs out (`missing`), else "not measurable"; the page and the scorecard both read it."""
     return "not built (opt-in page: make book-full)" if section.opt_in and missing else "not measurable"
+
+
+def compute_hint(page: "Page") -> str:
+    """How a page's missing points are computed: what it costs where a person's notebook held back."""
+    if page.held_back:
+        return (". This notebook did not compute them (a notebook a person runs computes nothing unasked): "
+                f"computing them takes {book_runs.cost(page.missing, page.params).words()}; set `compute = True` "
+                "in its parameters cell and run it again, or run it with papermill. A finished run is never "
+                "replaced while it computes: an interruption leaves every finished run as it was.")
+    if page.section.opt_in:
+        return ". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
+    return ". `make book` (its sweep) or this notebook with `compute=True` computes them."
 
 
 class Page:
@@ -153,6 +215,7 @@ class Page:
         self.missing: list[sections.Point] = []
         self.opt_in_missing: list[sections.Point] = []
         self.failed: list = []  # the outcomes of its runs that failed when it computed them
+        self.held_back = False  # a person's notebook that computed nothing unasked (load's compute None)
 
     def compute(self) -> list:
         """Run the points the store lacks, here; the failed runs' outcomes."""
@@ -184,9 +247,7 @@ class Page:
         counts = Counter(p.series for p in self.missing)
         text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
                 f"the run store (`{paths.runs_root()}`); the figure, tables and verdicts below leave them out: "
-                + ", ".join(f"{series} ({n})" for series, n in counts.items())
-                + (". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
-                   if self.section.opt_in else ". `make book` (its sweep) or this notebook with `compute=True` computes them."))
+                + ", ".join(f"{series} ({n})" for series, n in counts.items()) + compute_hint(self))
         reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
         reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
         return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
