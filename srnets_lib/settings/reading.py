@@ -142,9 +142,15 @@ def blamed(err: ValidationError, given: dict[str, str]) -> bool:
 
 
 def set_dotted(target: dict, key: str, value: Any) -> None:
+    """`key` (dotted: a field of a block) set to `value`; a dotted key through a value that is not a
+    block (a list, a number, a string) is refused naming both."""
     *parents, last = key.split(".")
-    for part in parents:
+    for depth, part in enumerate(parents):
         target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            inside = ".".join(parents[:depth + 1])
+            raise ParamsError(f"override {key}={value!r}: {inside} is {type(target).__name__} {target!r}, not a block "
+                              f"of fields; set {inside} itself (e.g. {inside}={target!r})")
     target[last] = value
 
 
