@@ -128,7 +128,7 @@ class RunResult(BaseModel):
             return values
 
         old, new = scored(self), scored(other)
-        moved = [f"{k} {old[k]:.4f} -> {new[k]:.4f}" for k in old if k in new and old[k] != new[k]]
+        moved = [f"{k} {old[k]:.6g} -> {new[k]:.6g}" for k in old if k in new and old[k] != new[k]]
         if self.selected_step != other.selected_step:
             moved.append(f"selected step {self.selected_step} -> {other.selected_step}")
         files = [f"{name} (CRC-32 {stored.crc32} -> {other.files[name].crc32})" for name, stored in self.files.items()
