@@ -49,7 +49,8 @@ def test_poe_that_did_not_learn_the_task_is_not_called_robust():
     assert "did not learn the task" in poe.notes[0]
     text = render([poe])
     assert ("**not confirmed** here (margin -31.4 points over its thresholds; standard error unknown: no stored "
-            "predictions behind it, and one seed; mean of 1 seed). The PoE model did not learn") in text
+            "predictions behind it, and one seed; its parts PoE learned -31.4 points, OOD gained +5.0 points; mean of "
+            "1 seed). The PoE model did not learn") in text
 
 
 def test_subnetwork_must_keep_95_percent_of_id_and_gain_ood():
@@ -106,12 +107,15 @@ def test_missing_runs_are_not_measurable_never_dropped():
     assert render(FullModels().evaluate(empty, ["nli"])) == "- nli: not measurable (no finished full models)."
 
 
-def test_gradual_vs_fixed_is_not_measurable_when_neither_keeps_the_task():
+def test_gradual_vs_fixed_fails_where_neither_keeps_the_task_a_prerequisite_of_its_rule():
+    """A prerequisite is a part of the rule: where neither subnetwork learned the task the rule fails
+    by that part's margin (it is never set aside as not measurable)."""
     df = rows(**{"full bert (std)": [(0.0, 0.93, 0.47)], "fixed": [(3.0, 0.49, 0.53)],
                  "gradual 0.7->0.9": [(3.0, 0.54, 0.53)]})
     verdict, = GradualVsFixed({"nli": 3}).evaluate(df)
-    assert verdict.holds is None and verdict.values["gradual id"] == 0.54
-    assert "'gradual beats fixed' is **not measurable** here: at 90% sparsity neither" in render([verdict])
+    assert verdict.holds is False and verdict.values["gradual id"] == 0.54
+    assert verdict.margin == pytest.approx(0.54 - 0.8 * 0.93) and verdict.outcome == "not confirmed"
+    assert "neither subnetwork keeps the task" in verdict.notes[0]
     df.loc[df.series == "gradual 0.7->0.9", "id"] = 0.85
     verdict, = GradualVsFixed({"nli": 3}).evaluate(df)
     assert verdict.holds is False and verdict.thin and verdict.margin == pytest.approx(0.0)  # OOD tied: no margin

@@ -37,7 +37,7 @@ class ConfregTradeoff(Claim):
         if None in poe + conf:
             return [m.unmeasurable(CONFREG_TRADEOFF, subject)]
         return [m.verdict(CONFREG_TRADEOFF, subject, conf[0] >= poe[0] and conf[1] <= poe[1],
-                          min(conf[0] - poe[0], poe[1] - conf[1]),
+                          {"ID": conf[0] - poe[0], "OOD": poe[1] - conf[1]},
                           values={"confreg id": conf[0], "confreg ood": conf[1], "poe id": poe[0], "poe ood": poe[1]},
                           measured=f"confreg ID {pct(conf[0])} / OOD {pct(conf[1])}, poe ID {pct(poe[0])} / OOD "
                                    f"{pct(poe[1])}")]

@@ -121,6 +121,14 @@ class Score(float):
         return self * -1.0
 
 
+def same_terms(a: Score, b: Score) -> bool:
+    """Whether two scores were read from predictions right and wrong on the very same examples of
+    the same evaluation sets (their per-example terms equal): their difference has no sampling noise."""
+    if not (isinstance(a, Score) and isinstance(b, Score) and a.known and b.known and a.terms):
+        return False
+    return a.terms.keys() == b.terms.keys() and all(np.array_equal(a.terms[k][0], b.terms[k][0]) for k in a.terms)
+
+
 def mean(scores: list[Score]) -> Score:
     """The mean over seeds: the influences averaged per evaluation set (seeds scored on the same
     examples are paired)."""

@@ -37,7 +37,8 @@ class CompetitiveWithoutFinetuning(Claim):
         if None in (ref_id, ref_ood) or any(v is None for pair in scores for v in pair):
             return m.unmeasurable(COMPETITIVE_PT, subject, notes=notes)
         holds = all(i >= COMPETITIVE * ref_id and o >= ref_ood - EARLY[1] for i, o in scores)
-        margin = min(min(i - COMPETITIVE * ref_id, o - (ref_ood - EARLY[1])) for i, o in scores)
+        margin = {part: value for x, (i, o) in zip(self.xs, scores)
+                  for part, value in ((f"ID at {x}", i - COMPETITIVE * ref_id), (f"OOD at {x}", o - (ref_ood - EARLY[1])))}
         shown = "; ".join(f"{x}: ID {pct(i)} ({share(i, ref_id)}), OOD {pct(o)}" for x, (i, o) in zip(self.xs, scores))
         values = {f"{kind} at {x}": v for x, pair in zip(self.xs, scores) for kind, v in zip(("id", "ood"), pair)}
         return m.verdict(COMPETITIVE_PT, subject, holds, margin, notes=notes,

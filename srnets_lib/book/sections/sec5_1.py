@@ -47,7 +47,7 @@ class EarlyStart(Claim):
         if None in (end_id, end_ood, mid_id, mid_ood):
             return m.unmeasurable(EARLY_START, m.task)
         holds = mid_id >= EARLY[0] * end_id and mid_ood >= end_ood - EARLY[1]
-        return m.verdict(EARLY_START, m.task, holds, min(mid_id - EARLY[0] * end_id, mid_ood - (end_ood - EARLY[1])),
+        return m.verdict(EARLY_START, m.task, holds, {"ID": mid_id - EARLY[0] * end_id, "OOD": mid_ood - (end_ood - EARLY[1])},
                          values={"step": at, "id": mid_id, "ood": mid_ood, "end id": end_id, "end ood": end_ood},
                          measured=f"from step {at:g} ({100 * at / end:.1f}% of fine-tuning) ID {pct(mid_id)}, OOD "
                                   f"{pct(mid_ood)}; from the end ID {pct(end_id)}, OOD {pct(end_ood)}")
@@ -59,7 +59,7 @@ class EarlyStart(Claim):
         if None in (end_id, end_ood, zero_id, zero_ood):
             return m.unmeasurable(PT_WORSE, m.task)
         return m.verdict(PT_WORSE, m.task, zero_id < end_id and zero_ood < end_ood,
-                         min(end_id - zero_id, end_ood - zero_ood),
+                         {"ID": end_id - zero_id, "OOD": end_ood - zero_ood},
                          values={"id": zero_id, "ood": zero_ood, "end id": end_id, "end ood": end_ood},
                          measured=f"From the pre-trained model: ID {pct(zero_id)}, OOD {pct(zero_ood)}")
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from srnets_lib.book import columns, plots
+from srnets_lib.book.sections import noise as sampling
 from srnets_lib.book.sections.base import Section
 from srnets_lib.settings.config import RunConfig
 
@@ -94,6 +95,21 @@ def fewest(runs: pd.Series, keys) -> int:
 def overall(df: pd.DataFrame) -> pd.Series:
     """(series, x) -> the mean score over tasks (mean_over_tasks), empty for an empty frame."""
     return mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
+
+
+def overall_scores(df: pd.DataFrame) -> dict[tuple, sampling.Score]:
+    """(series, x) -> the mean score over the frame's tasks (as `overall`, every task needed) as a
+    noise.Score: each task's mean over its runs with the per-example terms of their stored
+    predictions, so a margin between series has a standard error (noise.py)."""
+    rows = df[df.task != PROBE_TASK] if not df.empty else df
+    tasks = sorted(set(rows.task)) if not rows.empty else []
+    found = {}
+    for (series, x), group in (rows.groupby(["series", "x"]) if not rows.empty else []):
+        per_task = [sampling.mean(sampling.scores(group[group.task == t], "id")) for t in tasks
+                    if (group.task == t).any()]
+        if len(per_task) == len(tasks) and tasks:
+            found[(series, x)] = sampling.mean(per_task)
+    return found
 
 
 def seed_margins(df: pd.DataFrame, margin_of) -> tuple:

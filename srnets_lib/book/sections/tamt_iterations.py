@@ -10,8 +10,8 @@ import pandas as pd
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import (FULL, SERIES, TamtSection, fewest, overall, runs_behind, score_figure,
-                                           scores_only, seed_margins)
+from srnets_lib.book.sections.tamt import (FULL, SERIES, TamtSection, fewest, overall, overall_scores, runs_behind,
+                                           score_figure, scores_only, seed_margins)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 from srnets_lib import methods
 from srnets_lib.model import pruning
@@ -204,7 +204,8 @@ def omp_init(df: pd.DataFrame, series: str, runs: pd.Series) -> Verdict:
         there = _last(rows, series)
         return None if there is None else there[1] - there[2] - GAIN
 
-    margin = omp - rand - GAIN
+    scores = overall_scores(df)  # with their stored predictions' noise
+    margin = scores.get((series, last), omp) - scores.get((series + RANDOM, last), rand) - GAIN
     return OMP_INIT.judged("all", subject, margin > 0, margin, values={"omp init": omp, "random init": rand},
                            measured=f"after {last:g} iterations: from OMP {pct(omp)}, from random {pct(rand)}",
                            seeds=fewest(runs, [(series, last), (series + RANDOM, last)]),

@@ -12,8 +12,8 @@ from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN, Claim
-from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, SERIES, TamtSection, fewest, judged_rows, overall,
-                                           runs_behind, score_figure, scores_only, seed_margins, subnetworks)
+from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, SERIES, TamtSection, fewest, judged_rows,
+                                           overall_scores, runs_behind, score_figure, scores_only, subnetworks)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -28,33 +28,37 @@ class AboveMagnitude(Claim):
     objective's mean score over the tasks is above OMP's and IMP's (by more than GAIN)."""
 
     def evaluate(self, df, tasks=None) -> list[Verdict]:
-        scores, runs = overall(df), runs_behind(df) if not df.empty else pd.Series(dtype=int)
+        scores, runs = overall_scores(df), runs_behind(df) if not df.empty else pd.Series(dtype=int)
         objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
-        xs = sorted({x for (series, x) in scores.index if series in objectives
+        xs = sorted({x for (series, x) in scores if series in objectives
                      and CLAIMED[0] - 1e-9 <= x <= CLAIMED[1] + 1e-9})
         return [self._at(df, scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)]))
                 for series in objectives for x in xs]
 
     @staticmethod
-    def _values(scores: pd.Series, series: str, x: float) -> dict | None:
+    def _values(scores: dict, series: str, x: float) -> dict | None:
         values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
-        return None if any(v is None or pd.isna(v) for v in values.values()) else {k: float(v) for k, v in values.items()}
+        return None if any(v is None for v in values.values()) else values
 
     @classmethod
-    def _margin(cls, scores: pd.Series, series: str, x: float) -> float | None:
+    def _parts(cls, scores: dict, series: str, x: float) -> dict | None:
+        """The rule's parts: the series' mean score over tasks above each magnitude baseline's + GAIN."""
         values = cls._values(scores, series, x)
-        return None if values is None else min(values[series] - values[m] - GAIN for m in MAGNITUDE)
+        return None if values is None else {f"above {m}": values[series] - values[m] - GAIN for m in MAGNITUDE}
 
     @classmethod
-    def _at(cls, df: pd.DataFrame, scores: pd.Series, series: str, x: float, seeds: int) -> Verdict:
+    def _at(cls, df: pd.DataFrame, scores: dict, series: str, x: float, seeds: int) -> Verdict:
         subject = f"mean over tasks, {series} at sparsity {x:g}"
         values = cls._values(scores, series, x)
         if values is None:
             return ABOVE.unmeasurable("all", subject)
-        margin = cls._margin(scores, series, x)
+        parts = cls._parts(scores, series, x)
         measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
-        return ABOVE.judged("all", subject, margin > 0, margin, values=values, measured=measured, seeds=seeds,
-                            seed_margins=seed_margins(df, lambda rows: cls._margin(overall(rows), series, x)))
+        each = [cls._parts(overall_scores(df[df.seed == s]), series, x) for s in sorted(set(df.seed))]
+        return ABOVE.judged("all", subject, min(parts.values()) > 0, parts,
+                            values={k: float(v) for k, v in values.items()}, measured=measured, seeds=seeds,
+                            seed_margins=tuple(None if p is None else min(p.values()) for p in each) if len(each) > 1
+                            else (), seed_parts=tuple(each) if len(each) > 1 else ())
 
 
 class Transfer(TamtSection):

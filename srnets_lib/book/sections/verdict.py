@@ -2,27 +2,35 @@
 the rule and its thresholds, holds or not, the margin and how noisy it is), its one outcome, and
 the markdown a page renders from them.
 
-The rule, fixed before any result it judges (and never tuned to one):
-- A verdict's margin is the smallest of its deciding values minus their thresholds, on the means
-  over seeds, in its statement's unit (UNITS: points of a score, % of a share, nats, rho).
-- Its noise is the standard error of that margin: from the stored predictions (noise.py: the
-  evaluation sets' sampling, the models scored on the same examples paired) and, with two or more
-  seeds, from the seeds (the sample standard deviation of the seeds' own margins over the square
-  root of their number), the two combined in quadrature; unknown where neither is available.
+The rule, fixed before any result it judges (and never tuned to one), written once here:
+- A rule has parts (an ID part and an OOD part, a prerequisite such as "the model learned the
+  task"), each a deciding value minus its threshold in the statement's unit (UNITS: points of a
+  score, % of a share, nats, rho); the rule's margin on some runs is the smallest part's. A part
+  that fails on a seed fails that seed's rule: a seed is never set aside for failing a prerequisite.
+- With two or more seeds, every seed is judged alone on every part, and the verdict's margin is the
+  mean of the seeds' margins of the whole rule (so it lies between them), each part's margin the
+  mean of its seeds'. With one seed, the margin is that seed's.
+- Noise: each part's standard error combines its prediction noise (noise.py: the evaluation sets'
+  sampling, the models scored on the same examples paired) with the spread of its seeds' values
+  (their sample standard deviation over the square root of their number), in quadrature; the
+  rule's margin likewise, from its binding part's predictions and the seeds' rule margins.
 - Its outcome (`Verdict.outcome`, one word, computed here only, which the pages, the scorecard and
   the robustness grid all read):
   "not measurable"  the values are missing, or the claim cannot be judged (`reason` says why);
-  "within noise"    |margin| <= NOISE (2) x its noise: the data do not tell the claim holding
-                    from failing;
-  "confirmed"       otherwise, every threshold cleared by at least MARGIN of the unit (1 point of a
-                    score, 1% of a share, 0.01 nats, 0.01 of rho);
-  "not confirmed"   otherwise (`thin`: the thresholds cleared, by less than MARGIN).
+  "not confirmed"   the margin, or some part, falls below 0 by more than NOISE (2) of its
+                    standard errors; or the rule clears but fewer than half the seeds clear it
+                    alone; or it clears its thresholds, beyond its noise, by less than MARGIN;
+  "confirmed"       the margin and every part clear their thresholds by MARGIN of the unit or more
+                    (1 point of a score, 1% of a share, 0.01 nats, 0.01 of rho) and by more than
+                    NOISE of their standard errors, and at least half the seeds clear the rule alone;
+  "within noise"    otherwise: the margin or a part lies within NOISE standard errors of 0, and the
+                    data do not tell the claim holding from failing.
+  A standard error that is unknown (no stored predictions, one seed) counts as 0.
 - A claim judged on several cases (tasks, sparsities, series) reads `outcome(verdicts)`:
   confirmed when every case is, partly confirmed when some are, not confirmed when none is and
   some case is not confirmed, within noise when every judged case is, not measurable when none
   is judged.
-A verdict also says how many seeds clear the rule alone (`seed_margins`: the same rule judged on
-each seed's runs). Every verdict is built by its Statement (judged, unmeasurable)."""
+Every verdict is built by its Statement (judged, unmeasurable)."""
 
 from __future__ import annotations
 
@@ -42,15 +50,27 @@ UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%"
          "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho")}
 
 
-def shown(margin: float, unit: str = "points") -> str:
-    """A margin with its unit: "+3.0 points", "+12.0%", "+0.015 nats"."""
+def shown(margin: float, unit: str = "points", extra: int = 0) -> str:
+    """A margin with its unit: "+3.0 points", "+12.0%", "+0.015 nats" (`extra` digits more)."""
     scale, form, _ = UNITS[unit]
-    return form.format(scale * margin)
+    return re.sub(r"\.(\d)f", lambda d: f".{int(d.group(1)) + extra}f", form).format(scale * margin)
 
 
-def size(value: float, unit: str = "points") -> str:
+def size(value: float, unit: str = "points", extra: int = 0) -> str:
     """A size in a unit, unsigned: a standard error ("1.9 points")."""
-    return shown(value, unit).lstrip("+")
+    return shown(value, unit, extra).lstrip("+")
+
+
+def digits(margin: float, error: float | None, unit: str, within: bool) -> int:
+    """How many digits more than the unit's the margin and its standard error need for the printed
+    comparison (|margin| against NOISE x the error) to read as the verdict decided it (at most 3)."""
+    if error is None:
+        return 0
+    for extra in range(4):
+        printed = [abs(float(shown(v, unit, extra).split()[0].rstrip("%"))) for v in (margin, error)]
+        if (printed[0] <= NOISE * printed[1]) == within:
+            return extra
+    return 3
 
 
 def threshold(value: float, unit: str, ratio: bool) -> str:
@@ -130,18 +150,39 @@ class Verdict:
     thin: bool = False  # the thresholds are cleared, but by less than MARGIN: not confirmed
     unit: str = "points"  # the margin's (the statement's)
     sampling: float | None = None  # the margin's standard error from the stored predictions (noise.py)
+    parts: dict[str, float] = field(default_factory=dict)  # each part's margin (the rule's margin: the least)
+    part_sampling: dict[str, float | None] = field(default_factory=dict)  # each part's prediction noise
+    seed_parts: tuple[dict | None, ...] = ()  # each seed's parts, judged alone (with seed_margins)
+    identical: tuple[str, ...] = ()  # the models it compares that are right on the same examples
 
     def __post_init__(self):
-        """The pass rule (module docstring): a claim that clears its thresholds by less than the
-        margin does not hold; `thin` says so. A margin read from stored predictions (a noise.Score)
-        gives its standard error to `sampling`."""
+        """The rule (module docstring). A margin given as parts ({name: value - threshold}) is their
+        least; a margin read from stored predictions (a noise.Score) gives its standard error to
+        `sampling`, each part's to `part_sampling`. With two or more seeds judged alone the margin
+        (and each part) is the mean of the seeds'; it holds where it clears MARGIN, and `thin` says
+        where it clears its thresholds by less."""
+        set_ = object.__setattr__
+        if isinstance(self.margin, dict):
+            parts = dict(self.margin)
+            set_(self, "part_sampling", {k: v.se if isinstance(v, sampling.Score) else None for k, v in parts.items()})
+            set_(self, "margin", min(parts.values()))
+            set_(self, "parts", {k: float(v) for k, v in parts.items()})
         if isinstance(self.margin, sampling.Score):
-            object.__setattr__(self, "sampling", self.margin.se if self.sampling is None else self.sampling)
-            object.__setattr__(self, "margin", float(self.margin))
-        object.__setattr__(self, "values", {k: float(v) if isinstance(v, float) else v for k, v in self.values.items()})
-        if self.holds and (self.margin is None or self.margin < MARGIN):
-            object.__setattr__(self, "holds", False)
-            object.__setattr__(self, "thin", True)
+            set_(self, "sampling", self.margin.se if self.sampling is None else self.sampling)
+            set_(self, "margin", float(self.margin))
+        set_(self, "values", {k: float(v) if isinstance(v, float) else v for k, v in self.values.items()})
+        alone = [m for m in self.seed_margins if m is not None]
+        cleared = self.holds  # the rule's thresholds cleared (on one seed: as the claim decided it)
+        if len(alone) > 1 and self.holds is not None:
+            set_(self, "margin", sum(alone) / len(alone))
+            cleared = self.margin >= 0
+            judged = [p for p in self.seed_parts if p]
+            if judged and self.parts:
+                set_(self, "parts", {k: _mean([p[k] for p in judged if k in p], m) for k, m in self.parts.items()})
+        if cleared is not None:
+            thin = bool(cleared) and (self.margin is None or self.margin < MARGIN)
+            set_(self, "holds", bool(cleared) and not thin)
+            set_(self, "thin", thin)
 
     @property
     def seeds_clearing(self) -> int:
@@ -152,36 +193,74 @@ class Verdict:
     def seed_noise(self) -> float | None:
         """The standard error of the mean margin from the seeds: their margins' sample standard
         deviation over the square root of their number (two or more seeds judged alone)."""
-        alone = [m for m in self.seed_margins if m is not None]
-        return float(pd.Series(alone).std(ddof=1)) / math.sqrt(len(alone)) if len(alone) > 1 else None
+        return _spread([m for m in self.seed_margins if m is not None])
 
     @property
     def noise(self) -> float | None:
         """The margin's standard error: the predictions' and the seeds', in quadrature (None: neither known)."""
-        known = [e for e in (self.sampling, self.seed_noise) if e is not None]
-        return math.sqrt(sum(e * e for e in known)) if known else None
+        return _quadrature(self.sampling, self.seed_noise)
+
+    @property
+    def part_noise(self) -> dict[str, float | None]:
+        """Each part's standard error: its prediction noise and its seeds' spread, in quadrature."""
+        judged = [p for p in self.seed_parts if p]
+        return {k: _quadrature(self.part_sampling.get(k), _spread([p[k] for p in judged])) for k in self.parts}
+
+    @property
+    def deciding(self) -> list[tuple[str, float, float]]:
+        """(name, margin, standard error: 0 where unknown) of the rule and of each of its parts."""
+        return [("rule", self.margin, self.noise or 0.0)] + [(k, m, self.part_noise[k] or 0.0)
+                                                             for k, m in self.parts.items()]
 
     @property
     def outcome(self) -> str:
         """Its one word (the module docstring's rule)."""
         if self.holds is None:
             return "not measurable"
-        if self.margin is not None and self.noise is not None and abs(self.margin) <= NOISE * self.noise:
+        if self.margin is None:
+            return "confirmed" if self.holds else "not confirmed"
+        if any(m < -NOISE * se or (m < 0 and se == 0) for _, m, se in self.deciding):
+            return "not confirmed"
+        if all(m >= MARGIN and m > NOISE * se for _, m, se in self.deciding):
+            return "confirmed" if 2 * self.seeds_clearing >= len(self.seed_margins) else "not confirmed"
+        if any(abs(m) <= NOISE * se for _, m, se in self.deciding):
             return "within noise"
-        return "confirmed" if self.holds else "not confirmed"
+        return "not confirmed"
+
+
+def _mean(values: list[float], otherwise: float) -> float:
+    return sum(values) / len(values) if values else otherwise
+
+
+def _spread(values: list[float]) -> float | None:
+    """The standard error of the mean of `values` (two or more): sample sd over sqrt(n)."""
+    return float(pd.Series(values).std(ddof=1)) / math.sqrt(len(values)) if len(values) > 1 else None
+
+
+def _quadrature(*errors: float | None) -> float | None:
+    known = [e for e in errors if e is not None]
+    return math.sqrt(sum(e * e for e in known)) if known else None
 
 
 def with_seed_margins(verdicts: list[Verdict], each_seed: list[list[Verdict]]) -> list[Verdict]:
-    """`verdicts` (judged on the means over seeds) with the margin of the same rule judged on each
-    seed's runs alone (`each_seed`: the verdicts of each seed, two or more)."""
+    """`verdicts` (judged on the means over seeds) with the same rule judged on each seed's runs
+    alone (`each_seed`: the verdicts of each seed, two or more): the seeds' margins and parts, whose
+    means then make the verdict's margin (Verdict.__post_init__)."""
     if len(each_seed) < 2:
         return verdicts
     alone: dict[tuple, list] = {}
     for judged in each_seed:
         for v in judged:
-            alone.setdefault((v.claim, v.task, v.subject), []).append(v.margin)
-    return [replace(v, seed_margins=tuple(alone.get((v.claim, v.task, v.subject), ()))) if v.holds is not None
-            else v for v in verdicts]
+            alone.setdefault((v.claim, v.task, v.subject), []).append(v)
+    out = []
+    for v in verdicts:
+        seeds = alone.get((v.claim, v.task, v.subject), [])
+        if v.holds is None or not seeds:
+            out.append(v)
+            continue
+        out.append(replace(v, seed_margins=tuple(s.margin for s in seeds),
+                           seed_parts=tuple(s.parts if s.margin is not None else None for s in seeds)))
+    return out
 
 
 def outcome(verdicts: list[Verdict]) -> str:
@@ -233,6 +312,7 @@ class Measures:
         ood = [c for c in columns.ood_columns(self.rows) if self.rows[c].notna().any()]
         self.ood = ood[0] if ood else None  # the task's OOD set
         self.counts: list[int] = []
+        self.read: dict[tuple, sampling.Score] = {}  # (series, column, x) -> the mean it read
 
     @property
     def ood_name(self) -> str:
@@ -257,7 +337,9 @@ class Measures:
         if rows.empty:
             return None
         self.counts.append(len(rows))
-        return sampling.mean(sampling.scores(rows, column))
+        score = sampling.mean(sampling.scores(rows, column))
+        self.read[(series, column, x)] = score
+        return score
 
     def spread(self, series: str, column: str = "id", x: float | None = None) -> float:
         """The seeds' sample standard deviation, as the tables print it after ± (0 for one seed)."""
@@ -266,8 +348,21 @@ class Measures:
 
     def verdict(self, statement: Statement, subject: str, holds: bool | None, margin: float | None = None,
                 **fields) -> Verdict:
-        """`statement` judged on this task, with the fewest seeds behind the means it read."""
+        """`statement` judged on this task, with the fewest seeds behind the means it read, and the
+        series it compared that are right and wrong on the very same examples (`identical`)."""
+        fields.setdefault("identical", self.identical())
         return statement.judged(self.task, subject, holds, margin, seeds=min(self.counts, default=0), **fields)
+
+    def identical(self) -> tuple[str, ...]:
+        """'a and b (ID)' for each two series read at one point whose scores have the same per-example
+        terms on every evaluation set: the same examples right and wrong, no noise between them."""
+        found = []
+        read = list(self.read.items())
+        for i, ((a, column, _), x) in enumerate(read):
+            for (b, other, _), y in read[i + 1:]:
+                if column == other and a != b and sampling.same_terms(x, y):
+                    found.append(f"{a} and {b} ({'ID' if column == 'id' else columns.name(column)})")
+        return tuple(dict.fromkeys(found))
 
     def unmeasurable(self, statement: Statement, subject: str, reason: str = "runs missing", **fields) -> Verdict:
         return self.verdict(statement, subject, None, reason=reason, **fields)

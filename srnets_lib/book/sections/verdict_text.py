@@ -5,7 +5,7 @@ outcome and a link to its row of the scorecard."""
 from __future__ import annotations
 
 from srnets_lib.book.sections.verdict import (NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes, counted,
-                                              shown, size)
+                                              digits, shown, size)
 
 # each outcome's mark and colour, as every page and the scorecard show it
 MARKS = {"confirmed": ("\u25cf", "#1a7f37"), "partly confirmed": ("\u25d0", "#0969da"),
@@ -25,29 +25,53 @@ def badge(word: str) -> str:
     return f'{mark(word)} <span style="color: {colour}; font-weight: bold">{word}</span>'
 
 
-def noise_text(v: Verdict) -> str:
+def noise_text(v: Verdict, extra: int = 0) -> str:
     """The margin's standard error and where it comes from."""
     if v.noise is None:
         return "standard error unknown: no stored predictions behind it, and one seed"
     sources = ([(v.sampling, "the stored predictions")] if v.sampling is not None else []) + (
-        [(v.seed_noise, f"the {len([m for m in v.seed_margins if m is not None])} seeds")]
+        [(v.seed_noise, f"the {len([m for m in v.seed_margins if m is not None])} seeds' margins")]
         if v.seed_noise is not None else [])
     if len(sources) == 1:
-        return f"standard error {size(v.noise, v.unit)}, from {sources[0][1]}"
-    return (f"standard error {size(v.noise, v.unit)} ("
-            + " and ".join(f"{size(e, v.unit)} from {where}" for e, where in sources) + ")")
+        return f"standard error {size(v.noise, v.unit, extra)}, from {sources[0][1]}"
+    return (f"standard error {size(v.noise, v.unit, extra)} ("
+            + " and ".join(f"{size(e, v.unit, extra)} from {where}" for e, where in sources) + ")")
+
+
+def parts_text(v: Verdict) -> str:
+    """Each part of a rule of several: its margin and standard error (over the seeds where there
+    are several), so a part the seeds disagree on is seen."""
+    if len(v.parts) < 2:
+        return ""
+    noise = v.part_noise
+    return "; its parts " + ", ".join(f"{name} {shown(m, v.unit)}" + (f" ± {size(noise[name], v.unit)}"
+                                                                         if noise[name] is not None else "")
+                                     for name, m in v.parts.items())
 
 
 def _margin(v: Verdict) -> str:
-    """The margin sentence: over its thresholds, its standard error, the seeds behind it, how many
-    clear it alone."""
+    """The margin sentence: over its thresholds (more digits where the unit's would misread the
+    comparison with its noise; a tie at the printed precision named), its parts, its standard error,
+    the seeds behind it, how many clear it alone."""
     if v.margin is None:
         return ""
+    extra = digits(v.margin, v.noise, v.unit, v.outcome == "within noise")
+    margin = shown(v.margin, v.unit, extra)
+    tie = (f", a tie at the printed precision ({shown(v.margin, v.unit, extra + 2)})"
+           if float(margin.split()[0].rstrip("%")) == 0 else "")
     alone = (f"; {v.seeds_clearing} of {len(v.seed_margins)} seeds clear it alone ("
              + ", ".join("n/a" if m is None else shown(m, v.unit) for m in v.seed_margins) + ")") if v.seed_margins else ""
     thin = f", under the {UNITS[v.unit][2]} margin the rule asks" if v.thin else ""
-    return (f"(margin {shown(v.margin, v.unit)} over its thresholds{thin}; {noise_text(v)}; mean of {v.seeds} "
-            f"seed{'s' * (v.seeds != 1)}{alone})")
+    return (f"(margin {margin} over its thresholds{tie}{thin}; {noise_text(v, extra)}{parts_text(v)}; mean of "
+            f"{v.seeds} seed{'s' * (v.seeds != 1)}{alone})")
+
+
+def same_examples(v: Verdict) -> str:
+    """The models a verdict compares that are right on the very same examples, said."""
+    if not v.identical:
+        return ""
+    return (" " + "; ".join(v.identical) + (" are" if len(v.identical) == 1 else " each are")
+            + " right and wrong on the very same examples: their difference has no sampling noise.")
 
 
 PHRASES = {"confirmed": "**confirmed** here", "not confirmed": "**not confirmed** here",
@@ -59,7 +83,8 @@ def _sentence(v: Verdict, first: bool) -> str:
         return f"not measurable ({v.reason})." if first else f"{v.statement}: not measurable ({v.reason})."
     word = v.outcome
     phrase = f"**not measurable** here: {v.reason}" if word == "not measurable" else PHRASES[word]
-    return " ".join([f"{v.measured}: {v.statement} is {mark(word)} {phrase}", _margin(v)]).rstrip() + ". " + " ".join(v.notes)
+    return (" ".join([f"{v.measured}: {v.statement} is {mark(word)} {phrase}", _margin(v)]).rstrip() + "."
+            + same_examples(v) + " " + " ".join(v.notes))
 
 
 def render(verdicts: list[Verdict]) -> str:
