@@ -2,6 +2,7 @@
 when its query/key/value rows and its attention-output columns keep under 1% of their weights; a
 neuron when its intermediate row and its output column do; Jaccard per layer."""
 
+import pytest
 import torch
 
 from srnets_lib.book import mask_structure
@@ -55,3 +56,19 @@ def test_the_figures_title_says_what_its_spread_is_over():
     fig2 = mask_structure.figure(mask_structure.frame(masks, HEADS, against="mask train (poe)"), 0.7,
                                  "mask train (poe)", synthetic=True)
     assert fig2._suptitle.get_text().endswith("(mean ± sd over 1 task and 2 seeds)")
+
+
+def test_the_figure_draws_each_layers_sparsity_and_only_panels_with_data():
+    """No head or neuron emptied: their panels are left out and the title says so; every panel drawn
+    has bars, and the legend lists the series drawn."""
+    half = layer_mask(0)
+    half["bert.encoder.layer.0.intermediate.dense"][:6] = False
+    masks = {("nli", 1, "mask train (poe)"): layer_mask(0), ("nli", 1, "imp (poe)"): half}
+    df = mask_structure.frame(masks, HEADS, against="mask train (poe)")
+    assert df.set_index("series").sparsity["imp (poe)"] == pytest.approx(6 * HIDDEN / (4 * 64 + 2 * 96))  # 6 rows of the intermediate matrix
+    fig = mask_structure.figure(df, 0.7, "mask train (poe)", synthetic=True)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["weights pruned (%) (synthetic)", "Jaccard similarity to mask train (poe) (synthetic)"]
+    assert all(ax.patches for ax in fig.axes)
+    assert "no attention head or feed-forward neuron emptied in any layer" in fig._suptitle.get_text()
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["mask train (poe)", "imp (poe)"]

@@ -29,11 +29,11 @@ POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_
           # and TAMT-MLM, -KD and IMP per mask seed (paper: 16 sizes x 5 x 11, CoLA 2k 37, 4k 18; toy: one seed)
           "tamt_iterations": (5 * 3 * (1 + 3 * 3 * 37), 3 * (1 + 2 * 23)), "tamt_data": (16 * 5 * 11 + 37 + 18, 3 * 2 * 5)}
 SERIES = {  # the paper's legends (params/paper.yaml)
-    "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe), poe ft",
-               "imp (std)", "imp (poe)", "imp (poe), poe ft"},
-    "sec4_3": {"full bert (std)", "full bert (poe)", "imp-rw (poe) + std ft", "imp-rw (poe) + poe ft",
-               "mask train (poe) + std ft", "mask train (poe) + poe ft"},
-    "sec4_4": {"full bert (std)", "full bert (poe)", "mask train (std), pt", "mask train (poe), pt", "mask train (poe), ft"},
+    "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe) on poe ft",
+               "imp (std)", "imp (poe)", "imp (poe) on poe ft"},
+    "sec4_3": {"full bert (std)", "full bert (poe)", "imp-rw (poe), then std ft", "imp-rw (poe), then poe ft",
+               "mask train (poe), then std ft", "mask train (poe), then poe ft"},
+    "sec4_4": {"full bert (std)", "full bert (poe)", "mask train (std), pt", "mask train (poe), pt", "mask train (poe)"},
     "sec4_5": {"full bert (std)", "bert-ft subnet", "bert-pt subnet", "bert-pt subnet + ft"},
     "sec5_1": {"ft step=0", "ft step=5000", "ft step=10000", "ft step=15000", "ft step=20000", "ft to end"},
     "sec5_2": {"full bert (std)", "fixed", "gradual 0.7->0.9", "fixed, soft init", "gradual 0.2->0.9", "gradual 0.5->0.9"},
@@ -192,7 +192,7 @@ def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_
     assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing
     assert {p.x for p in page.opt_in_missing} == {0.7}
     assert page.opt_in_note().startswith("The default build computes this page at sparsity 0.5, where")
-    assert "points at 0.7 are opt-in: 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
+    assert "Opt-in: the curves' points at 0.7; 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
     pages.load("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     page = pages.load("sec4_4", params_file=str(derived), seeds="[1]")
@@ -332,3 +332,17 @@ def test_a_sparsity_figure_draws_scores_in_percent_with_its_legend_below_the_pan
     assert legend.get_window_extent(renderer).y1 <= min(ax.get_tightbbox(renderer).y0 for ax in fig.axes
                                                         if ax.get_visible() and ax.axison) + 1
     plots.pyplot().close(fig)
+
+
+def test_the_same_run_has_the_same_colour_on_every_page():
+    """A run drawn on two pages (4.2's PoE mask is 4.4's mask on the fine-tuned model and 5.1's
+    'ft to end'; 4.4's mask on the pre-trained model is 5.1's 'ft step=0') keeps its colour."""
+    from srnets_lib.book import plots
+
+    toy, drawn = params.load("params/toy.yaml"), {}
+    for name in sections.SECTIONS:
+        for p in sections.points(name, toy, full=True):
+            colour = plots.palette_of([p.series])[p.series]
+            drawn.setdefault(p.config.key(), set()).add((colour, f"{name}: {p.series}"))
+    differing = {key: sorted(names) for key, names in drawn.items() if len({c for c, _ in names}) > 1}
+    assert differing == {}

@@ -104,3 +104,12 @@ def test_a_tie_at_the_printed_precision_is_named_and_a_close_call_gets_a_digit_m
     close = Verdict("srnet", "s", "nli", "case", "r", {}, False, -0.0066, sampling=0.0034)
     assert close.outcome == "within noise"  # 0.66 <= 2 x 0.34
     assert "margin -0.66 points" in text([close]) and "standard error 0.34 points" in text([close])
+
+
+def test_a_claim_most_of_whose_cases_fail_is_not_called_partly_confirmed():
+    """Section 4.5: one case of three confirmed, two failing by 14-17 points."""
+    from srnets_lib.book.sections.verdict import outcome
+
+    ok = SRNET.judged("nli", "a", True, 0.05)
+    bad = SRNET.judged("nli", "b", False, -0.15)
+    assert outcome([ok, bad, bad]) == "not confirmed" and outcome([ok, ok, bad]) == "partly confirmed"

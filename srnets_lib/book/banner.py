@@ -24,6 +24,13 @@ def shown_path(source: str) -> str:
     return str(path.relative_to(paths.PROJECT_ROOT)) if path.is_relative_to(paths.PROJECT_ROOT) else source
 
 
+def shown_store() -> str:
+    """The run store as a page names it: `runs/` of the checkout, else `$SRNETS_RUNS`, never the
+    builder's own path (a page is read on other machines)."""
+    root = paths.runs_root()
+    return "runs/" if root == paths.PROJECT_ROOT / "runs" else "$SRNETS_RUNS"
+
+
 def banner(params) -> str:
     """What the numbers on a page are: synthetic toy results, a derived params file's, or a
     paper-scale reproduction (never the paper's own published numbers)."""

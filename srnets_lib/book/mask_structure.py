@@ -31,7 +31,8 @@ def by_layer(mask: dict[str, torch.Tensor]) -> dict[int, dict[str, torch.Tensor]
 
 
 def emptied(mask: dict[str, torch.Tensor], num_heads: int) -> pd.DataFrame:
-    """Per layer: the fraction of attention heads and of feed-forward neurons that keep under
+    """Per layer: its sparsity (the share of its matrices' weights pruned), and the fraction of
+    attention heads and of feed-forward neurons that keep under
     NEARLY_EMPTY of their weights. A head's weights: its rows of the query, key and value matrices
     (nn.Linear weights are [out, in]) and its columns of the attention output; a neuron's: its row
     of the intermediate matrix and its column of the output matrix."""
@@ -45,7 +46,8 @@ def emptied(mask: dict[str, torch.Tensor], num_heads: int) -> pd.DataFrame:
         per_head = (rows_kept.reshape(num_heads, head).sum(1) + out.reshape(num_heads, head).sum(1)) / (4 * head * hidden)
         neuron = (np.count_nonzero(m["intermediate.dense"], axis=1)
                   + np.count_nonzero(m["output.dense"], axis=0)) / (2 * hidden)
-        rows.append({"layer": layer, "heads emptied": float(np.mean(per_head < NEARLY_EMPTY)),
+        kept = sum(np.count_nonzero(v) for v in m.values()) / sum(v.size for v in m.values())
+        rows.append({"layer": layer, "sparsity": 1.0 - kept, "heads emptied": float(np.mean(per_head < NEARLY_EMPTY)),
                      "neurons emptied": float(np.mean(neuron < NEARLY_EMPTY))})
     return pd.DataFrame(rows)
 
@@ -70,35 +72,38 @@ def frame(masks: dict[tuple, dict[str, torch.Tensor]], num_heads: int, against: 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+PANELS = (("sparsity", "weights pruned (%)"), ("heads emptied", "attention heads emptied (%)"),
+          ("neurons emptied", "feed-forward neurons emptied (%)"), ("jaccard", "Jaccard similarity to {against}"))
+
+
 def figure(df: pd.DataFrame, sparsity: float, against: str, synthetic: bool):
-    """Three panels by layer (mean and sd over the tasks and seeds it has, as its title says): heads
-    emptied, neurons emptied, Jaccard similarity to `against`."""
+    """By layer (mean and sd over the tasks and seeds it has, as its title says): the sparsity of
+    each layer, the heads and neurons emptied, and the Jaccard similarity to `against`; a panel only
+    where it has something to draw (none emptied in any layer: the title says so), the legend the
+    series drawn."""
     plt, sns = plots.pyplot(), plots.seaborn()
-    panels = [("heads emptied", "attention heads emptied (%)"), ("neurons emptied", "feed-forward neurons emptied (%)"),
-              ("jaccard", f"Jaccard similarity to {against}")]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    shown = df.assign(**{c: df[c] * 100 for c in ("heads emptied", "neurons emptied")})
+    shown = df.assign(**{c: df[c] * 100 for c in ("sparsity", "heads emptied", "neurons emptied")})
+    panels = [(c, t.format(against=against)) for c, t in PANELS
+              if shown[c].notna().any() and (c in ("sparsity", "jaccard") or (shown[c] > 0).any())]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 0.6, 3.4), squeeze=False)
     series = list(dict.fromkeys(df.series))  # one colour per series in every panel
     palette = plots.palette_of(series)
-    for ax, (column, title) in zip(axes, panels):
+    for ax, (column, title) in zip(axes[0], panels):
         data = shown.dropna(subset=[column])
-        if not data.empty:
-            sns.barplot(data=data, x="layer", y=column, hue="series", hue_order=series, palette=palette,
-                        errorbar="sd", ax=ax, legend=ax is axes[0])
-        if column != "jaccard" and not (data[column] > 0).any():
-            ax.text(0.5, 0.5, f"none in any layer\n(emptied: under {NEARLY_EMPTY:.0%} of its weights kept)",
-                    ha="center", va="center", transform=ax.transAxes)
+        sns.barplot(data=data, x="layer", y=column, hue="series", hue_order=[s for s in series if s in set(data.series)],
+                    palette=palette, errorbar="sd", ax=ax, legend=False)
         ax.set_title(title + (" (synthetic)" if synthetic else ""), fontsize=10)
-        ax.set_ylabel("%" if column != "jaccard" else "Jaccard")
+        ax.set_ylabel("Jaccard" if column == "jaccard" else "%")
         if column != "jaccard":
-            ax.set_ylim(0, max(5.0, float(data[column].max()) * 1.2 if not data.empty else 0.0))
-    if axes[0].get_legend():
-        axes[0].get_legend().remove()
+            ax.set_ylim(0, min(100.0, max(5.0, float(data[column].max()) * 1.15)))
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[name]) for name in series]
     tasks, seeds = df.task.nunique(), df.seed.nunique()
     over = (f"mean ± sd over {tasks} task{'s' * (tasks != 1)} and {seeds} seed{'s' * (seeds != 1)}"
             if tasks * seeds > 1 else "one task and one seed: no spread")
-    fig.suptitle(f"The masks at sparsity {sparsity:g}, by layer ({over})")
+    none = [c.split()[0] for c in ("heads emptied", "neurons emptied") if c not in dict(panels)]
+    note = (f"; no {' or '.join({'heads': 'attention head', 'neurons': 'feed-forward neuron'}[n] for n in none)} "
+            f"emptied in any layer (under {NEARLY_EMPTY:.0%} of its weights kept)") if none else ""
+    fig.suptitle(f"The masks at sparsity {sparsity:g}, by layer{note} ({over})", fontsize=10)
     fig.tight_layout()
-    fig.legend(handles, series, loc="upper center", ncol=min(6, len(series)), fontsize=8, bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, series, loc="upper center", ncol=min(4, len(series)), fontsize=9, bbox_to_anchor=(0.5, 0.0))
     return fig

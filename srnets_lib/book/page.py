@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import warnings
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -231,22 +232,26 @@ class Page:
         self.opt_in_missing = gather.missing(self.opt_in)
 
     def opt_in_note(self) -> str:
-        """Markdown: which of the curve's sparsities are opt-in, and how to compute them."""
+        """Markdown: which of the page's points are opt-in (other sparsities of its curves, Part II's
+        masks along training or other backbones), and how to compute them."""
         def listed(xs) -> str:
             words = [f"{x:g}" for x in xs]
             return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
 
         plural = "ies" if len(self.sparsities) > 1 else "y"
+        others = sorted({p.x for p in self.opt_in if p.x not in self.sparsities and not p.group})
+        groups = list(dict.fromkeys(p.group for p in self.opt_in if p.group))
+        which = [f"the curves' points at {listed(others)}"] * bool(others) + (
+            [f"the points of {', '.join(groups[:3])}{' ...' if len(groups) > 3 else ''}"] * bool(groups))
         return (f"The default build computes this page at sparsit{plural} {listed(self.sparsities)}, where its claims "
                 f"are judged (`sections.judged_only` in `{report.shown_path(self.params.source)}`: the CPU budget). "
-                f"The curves' points at {listed(sorted({p.x for p in self.opt_in}))} are opt-in: "
-                f"{len(self.opt_in_missing)} of {len(self.opt_in)} are not in the run store; `make book-full` "
-                "computes them, and this page then draws them.")
+                f"Opt-in: {' and '.join(which) or 'its other points'}; {len(self.opt_in_missing)} of {len(self.opt_in)} "
+                "are not in the run store; `make book-full` computes them, and this page then draws them.")
 
     def missing_note(self, failed=()) -> str:
         counts = Counter(p.series for p in self.missing)
         text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
-                f"the run store (`{paths.runs_root()}`); the figure, tables and verdicts below leave them out: "
+                f"the run store (`{report.shown_store()}`); the figure, tables and verdicts below leave them out: "
                 + ", ".join(f"{series} ({n})" for series, n in counts.items()) + compute_hint(self))
         reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
         reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
@@ -262,6 +267,8 @@ class Page:
         figures = self.section.figure(self) if not self.frame.empty else []
         for fig in figures:
             plt.close(fig)
+            for panel in plots.empty_panels(fig):  # shown as a warning, which the browser check fails on
+                warnings.warn(f"{self.section.name}: the figure panel {panel!r} draws no data", stacklevel=2)
         return Shown(*[part for fig in figures for part in (fig, self.caption(fig))]) if figures else Shown(
             "*No finished runs to draw.*")
 
@@ -277,7 +284,9 @@ class Page:
         """The section's table: mean ± std over seeds (x100)."""
         if self.frame.empty:
             return Shown("*No finished runs to tabulate.*")
-        return Shown(plots.folded(self.section.table(self), "The values (mean ± std over seeds, x100)"))
+        table = self.section.table(self)
+        table.index = table.index.rename({"x": self.section.x_name})
+        return Shown(plots.folded(table, "The values (mean ± std over seeds, x100)"))
 
     def references_table(self) -> Shown:
         """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""

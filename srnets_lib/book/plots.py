@@ -38,17 +38,19 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
 COLOURS = {
     "full bert (std)": "#4d4d4d", "full bert (poe)": "#17becf", "full bert (reweight)": "#bcbd22",
     "full bert (confreg)": "#8c6d31", "full model": "#4d4d4d",
-    "mask train (std)": "#1f77b4", "mask train (poe)": "#d62728", "mask train (poe), poe ft": "#ff7f0e",
+    "mask train (std)": "#1f77b4", "mask train (poe)": "#d62728", "mask train (poe) on poe ft": "#ff7f0e",
     "mask train (reweight)": "#8c564b", "mask train (confreg)": "#637939",
-    "imp (std)": "#2ca02c", "imp (poe)": "#9467bd", "imp (poe), poe ft": "#e377c2",
-    "imp-rw (poe) + std ft": "#2ca02c", "imp-rw (poe) + poe ft": "#9467bd",
-    "mask train (poe) + std ft": "#d62728", "mask train (poe) + poe ft": "#ff7f0e",
-    "mask train (std), pt": "#1f77b4", "mask train (poe), pt": "#d62728", "mask train (poe), ft": "#ff7f0e",
-    "bert-ft subnet": "#d62728", "bert-pt subnet": "#1f77b4", "bert-pt subnet + ft": "#2ca02c",
-    "ft step=0": "#1f77b4", "ft to end": "#d62728",
-    "fixed": "#1f77b4", "gradual 0.7->0.9": "#d62728", "fixed, soft init": "#2ca02c", "gradual 0.2->0.9": "#9467bd",
-    "gradual 0.5->0.9": "#ff7f0e",
-    "mask 0.5": "#1f77b4", "mask 0.7": "#d62728", "mask 0.5->0.7": "#2ca02c",
+    "imp (std)": "#2ca02c", "imp (poe)": "#9467bd", "imp (poe) on poe ft": "#e377c2",
+    "imp-rw (poe), then std ft": "#98df8a", "imp-rw (poe), then poe ft": "#c5b0d5",
+    "mask train (poe), then std ft": "#ff9896", "mask train (poe), then poe ft": "#ffbb78",
+    "mask train (std), pt": "#aec7e8", "mask train (poe), pt": "#7b4173",
+    "bert-ft subnet": "#393b79", "bert-pt subnet": "#843c39", "bert-pt subnet + ft": "#31a354",
+    # section 5.1's ends are runs of 4.4 and 4.2 (the same colours); its other starts are its own
+    "ft step=0": "#7b4173", "ft to end": "#d62728",
+    "fixed": "#d62728", "gradual 0.7->0.9": "#e6550d",  # fixed 0.9 is 4.2's PoE mask at 0.9 (one run)
+    "fixed, soft init": "#6b6ecf", "gradual 0.2->0.9": "#a55194",
+    "gradual 0.5->0.9": "#b5cf6b",
+    "mask 0.5": "#3182bd", "mask 0.7": "#e6550d", "mask 0.5->0.7": "#31a354",
     "TAMT-MLM": "#d62728", "TAMT-KD": "#1f77b4", "TAMT-MLM+KD": "#9467bd", "IMP": "#2ca02c", "OMP": "#ff7f0e",
     "Rand": "#8c564b", "TAMT-MLM (Rand_init)": "#e377c2", "TAMT-KD (Rand_init)": "#17becf",
 }
@@ -66,6 +68,30 @@ def palette_of(series: list[str]) -> dict:
             taken = set(palette.values())
             palette[name] = next((c for c in SPARE[start:] + SPARE[:start] if c not in taken), SPARE[start])
     return palette
+
+
+LEAST_SPAN = 5.0  # a score axis spans at least this many points: a 0.3-point spread never reads as a trend
+
+
+def score_axis(ax, values, least: float = LEAST_SPAN) -> None:
+    """A score panel's y-axis (x100): the values drawn (means and their sd ends) with a margin, at
+    least `least` points tall, inside [0, 100] (no band or bar above a perfect score)."""
+    values = [float(v) for v in values if v == v]
+    if not values:
+        return
+    low, high = min(values), max(values)
+    pad = max(0.08 * (high - low), (least - (high - low)) / 2, 0.0)
+    low, high = max(0.0, low - pad), min(100.0, high + pad)
+    if high - low < least:  # pushed against 0 or 100: widen the other way
+        low, high = (max(0.0, high - least), high) if high >= 100.0 else (low, min(100.0, low + least))
+    ax.set_ylim(low, high)
+
+
+def empty_panels(fig) -> list[str]:
+    """The titles of a figure's visible panels that draw no data (no line, bar, band or image): a
+    page never shows one (Page.figure warns, which the browser check fails on)."""
+    return [ax.get_title() or f"panel {i + 1}" for i, ax in enumerate(fig.axes)
+            if ax.get_visible() and ax.axison and not (ax.lines or ax.patches or ax.collections or ax.images)]
 
 
 def palette_legend(fig, palette: dict, columns: int, y: float, line: bool = True, dashed=()) -> None:
@@ -103,13 +129,19 @@ def sparsity_figure(df: pd.DataFrame, title: str, xlabel: str = "sparsity", synt
             if not curves.empty:
                 sns.lineplot(data=curves, x="x", y=metric, hue="series", palette=palette, marker="o",
                              errorbar="sd", ax=ax, legend=(row == 0 and col == 0))
+            stats = curves.groupby(["series", "x"])[metric].agg(["mean", "std"]).fillna(0.0)  # the sd bands' ends
+            drawn = list(stats["mean"] + stats["std"]) + list(stats["mean"] - stats["std"])
             for name, ref in sub[sub.reference].groupby("series"):
                 mean, std = ref[metric].mean(), (ref[metric].std(ddof=1) if ref[metric].count() > 1 else 0.0)
                 ax.axhline(mean, ls="--", color=palette[name], label=name)
-                ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
+                ax.axhspan(mean - std, min(100.0, mean + std), color=palette[name], alpha=0.1)
+                drawn += [mean - std, mean + std]
+            score_axis(ax, drawn)
             name = id_label(sub) if metric == "id" else columns.name(metric)
             ax.set_title(f"{task}: {name}" + (" (synthetic)" if synthetic else ""), fontsize=10)
             ax.set_xlabel(xlabel)
+            if (sub.x % 1 == 0).all():  # whole epochs or steps: no half ticks
+                ax.xaxis.get_major_locator().set_params(integer=True)
             kind = sub["metric" if metric == "id" else "ood_metric"].iloc[0]
             ax.set_ylabel(f"{METRIC_LABEL.get(kind, 'score')} (%)")
         for col in range(len(cols), panels):
@@ -130,11 +162,15 @@ def curve_figure(df: pd.DataFrame, title: str, x: str = "step", synthetic: bool 
     metrics = [c for c in ["dev"] + sorted(set(df.columns) - {"dev", "step", "epoch", "sparsity", "loss",
                                                                   "series", "task", "seed", "x"}) if c in df]
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.3), squeeze=False)
+    df = df.assign(**{m: 100 * df[m] for m in metrics})  # in percent, as the tables print scores
     for ax, metric in zip(axes[0], metrics):
         sns.lineplot(data=df, x=x, y=metric, hue="series", errorbar="sd", ax=ax,
                      palette=palette_of(list(dict.fromkeys(df.series))), legend=ax is axes[0][0])
-        ax.set_title({"dev": "ID dev", "test": "ID test"}.get(metric, metric) + (" (synthetic)" if synthetic else ""),
-                     fontsize=10)
+        name = {"dev": "ID dev", "test": "ID test"}.get(metric, f"OOD {metric}")
+        ax.set_title(name + (" (synthetic)" if synthetic else ""), fontsize=10)
+        ax.set_ylabel(f"{name} accuracy (%)")
+        ax.set_xlabel(f"mask-training {x}s" if x in ("step", "epoch") else x)
+        ax.set_ylim(top=min(100.5, ax.get_ylim()[1]))
     handles, labels = axes[0][0].get_legend_handles_labels()
     if axes[0][0].get_legend():
         axes[0][0].get_legend().remove()

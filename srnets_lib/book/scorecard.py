@@ -111,14 +111,14 @@ class Scorecard:
                  "At paper scale the comparison is of values: the paper's numbers are means over its seeds.")
         return Shown(
             report.banner(self.params),
-            f"It reads the run store `{paths.runs_root()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
+            f"It reads the run store `{report.shown_store()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
             f"**How a claim is decided.** Each claim is judged on each of its cases (a task, a sparsity, a "
             f"series) by its rule, on the mean over seeds; the margin is how far the closest of the rule's "
-            f"values clears its threshold, in the claim's unit (points of a score; % of a share; nats of a loss; "
+            f"values clears its threshold, in the claim's unit (points of a score; % of a share; a loss in its own unit (nats of the MLM loss, 1 - cos of the KD loss); "
             f"a rank correlation). A case is *within noise* when its margin is within {NOISE:g} standard errors "
             f"of 0 (the standard error from the runs' stored predictions and, with several seeds, from the "
             f"seeds' own margins); else *confirmed* when every threshold is cleared by at least "
-            f"{100 * MARGIN:g} point (1%, 0.01 nats, 0.01 of a correlation), else *not confirmed*. A claim is "
+            f"{100 * MARGIN:g} point (1%, 0.01 of a loss, 0.01 of a correlation), else *not confirmed*. A claim is "
             f"confirmed when every case is, partly confirmed when some are.",
             Html(f"Of its {len(self.frame)} claims: " + ", ".join(f"{badge(word)} {n}" for word, n in counts.items())
                  + "."))

@@ -28,4 +28,10 @@ class Shown:
         from IPython.display import HTML, Markdown, display
 
         for part in self.parts:
+            if _is_frame(part):  # a table: a value it lacks reads "–", never NaN
+                part = HTML(part.to_html(na_rep="–"))
             display(HTML(part) if isinstance(part, Html) else Markdown(part) if isinstance(part, str) else part)
+
+
+def _is_frame(part) -> bool:
+    return type(part).__name__ == "DataFrame" and hasattr(part, "to_html")

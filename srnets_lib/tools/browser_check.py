@@ -3,10 +3,13 @@
     python -m srnets_lib.tools.browser_check [--html _build/html] [--screenshot _build/screenshots]
 
 Every chapter in _toc.yml must load; every image in it must have loaded with a non-zero
-natural size; no cell output may show an error or a traceback, setup code, or a table cut in the
-middle; section notebooks must hold a figure at least 70% of the text column wide; the scorecard
-must hold a row per claim; no code cell may be shown, and no page's summary may give a claim another
-outcome than the scorecard's line for it. A screenshot of each chapter is saved. It uses a chromium and chromedriver
+natural size; no cell output may show an error, a warning or a traceback (a figure panel that draws
+no data is one: book/page.py), setup code, or a table cut in the middle; no table may be wider than
+the text column; no text may name a path of the machine that built it; section notebooks must hold a
+figure at least 70% of the text column wide; the scorecard must hold a row per claim; no code cell
+may be shown, and no page's summary may give a claim another outcome than the scorecard's line for it.
+Screenshots are taken at 1400 and 800 px wide (<chapter>.png, <chapter>-800.png), and the table
+widths are checked at both. A screenshot of each chapter is saved. It uses a chromium and chromedriver
 already on the machine and installs nothing (`make browser` installs Debian's, as .ci/run does);
 without them it says how to get them and skips. Exit status 1 lists every failure.
 """
@@ -30,6 +33,14 @@ SETUP_CODE = ("page.load(", "scorecard.build(", "params_file = None")  # the not
 FIGURE_WIDTH = 0.7  # a section's main figure spans at least this share of the text column
 SHOWN_CODE_JS = ("return Array.from(document.querySelectorAll('.cell_input, div.highlight-ipython3'))"
                  ".filter(e => e.offsetParent !== null).length;")  # code cells a reader sees
+ARTICLE_JS = "const a = document.querySelector('article.bd-article') || document.querySelector('main');"
+WIDE_TABLES_JS = (ARTICLE_JS + "const w = a.getBoundingClientRect().width;"
+                  "return Array.from(a.querySelectorAll('table')).filter(t => t.offsetParent !== null)"
+                  ".map(t => [Math.round(t.getBoundingClientRect().width), Math.round(w), "
+                  "(t.innerText || '').slice(0, 60)]).filter(([tw, aw]) => tw > aw + 2);")
+# a path of the machine that built the book (the run store's, a checkout's, a temporary folder's)
+MACHINE_PATH = re.compile(r"(?<![\w.:/~-])/(?:root|home|tmp|work|Users|var|mnt|srv|opt|usr)/[\w.+-]+")
+WIDTHS = (1400, 800)  # the window widths a reader's page is checked and photographed at
 CLAIMS_JS = ("return Array.from(document.querySelectorAll('.srnets-claim')).map(e => [e.tagName, e.dataset.page, "
              "e.dataset.claim, e.dataset.group, e.dataset.outcome]);")  # each claim's outcome, as shown
 
@@ -73,7 +84,8 @@ def check(html: Path, screenshots: Path) -> list[str]:
     browser, driver_path = find_chromium()
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,2000"):
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={WIDTHS[0]},2000",
+                 "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     screenshots.mkdir(parents=True, exist_ok=True)
@@ -102,7 +114,7 @@ def check(html: Path, screenshots: Path) -> list[str]:
             problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
             problems += page_problems(driver, Path(name).name, text, len(images))
             claims += [tuple(c) for c in driver.execute_script(CLAIMS_JS)]
-            driver.save_screenshot(str(screenshots / f"{Path(name).name}.png"))
+            problems += at_widths(driver, screenshots / Path(name).name)
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"browser_check: {name}: {len(images)} image(s), {status}")
             failures += [f"{name}: {p}" for p in problems]
@@ -121,6 +133,18 @@ def disagreements(claims: list[tuple]) -> list[str]:
             for tag, page, claim, group, word in claims if tag.upper() == "LI" and card.get((page, claim, group)) != word]
 
 
+def at_widths(driver, shot: Path) -> list[str]:
+    """At each of WIDTHS: a screenshot, and every table no wider than the text column."""
+    problems = []
+    for width in WIDTHS:
+        driver.set_window_size(width, 2000)
+        for tw, aw, head in driver.execute_script(WIDE_TABLES_JS):
+            problems.append(f"at {width} px a table is {tw} px wide in the {aw} px text column ({head!r})")
+        driver.save_screenshot(str(shot.with_name(shot.name + ("" if width == WIDTHS[0] else f"-{width}") + ".png")))
+    driver.set_window_size(WIDTHS[0], 2000)
+    return problems
+
+
 def page_problems(driver, name: str, text: str, n_images: int) -> list[str]:
     """What a reader must not meet on a page: setup code, a table cut in the middle, a section's
     figure narrower than FIGURE_WIDTH of the text column, a scorecard without a row per claim."""
@@ -130,13 +154,15 @@ def page_problems(driver, name: str, text: str, n_images: int) -> list[str]:
         problems.append(f"{shown} code cell(s) shown (every code cell is tagged remove-input or remove-cell)")
     if any(code in text for code in SETUP_CODE):
         problems.append("the setup code is shown (its cells' remove-input / remove-cell tags)")
+    machine = MACHINE_PATH.search(text)
+    if machine:
+        problems.append(f"the text names a path of the machine that built it ({machine.group(0)!r})")
     cut = re.search(r"\d+ rows × \d+ columns", text)
     if cut:
         problems.append(f"a table is cut in the middle ({cut.group(0)})")
     if name.startswith(("sec", "app", "tamt")):
         widths = driver.execute_script(
-            "const a = document.querySelector('article.bd-article') || document.querySelector('main');"
-            "return [a.getBoundingClientRect().width,"
+            ARTICLE_JS + "return [a.getBoundingClientRect().width,"
             " Math.max(0, ...Array.from(a.querySelectorAll('img')).map(i => i.getBoundingClientRect().width))];")
         if not n_images:
             if "An opt-in page" not in text:  # an opt-in page's runs come with make book-full only

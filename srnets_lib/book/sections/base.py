@@ -38,6 +38,7 @@ class Section:
     title: str
     reproduces: str  # the paper's figure or table
     figure_title: str = ""
+    x_name = "sparsity"  # what a point's x is, as its figure's axis and its table's column name it
     claims: tuple = ()  # judged on the page's points, per group
     reference_claims: tuple = ()  # judged on every full model the page holds (section 4.2: all tasks)
     paper_table: str | None = None  # the table of paper_numbers.yaml printed beside the page's own

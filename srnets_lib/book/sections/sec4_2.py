@@ -7,7 +7,7 @@ from srnets_lib.book.sections.base import Point, Section, levels, references
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD, imp, mask
 
-IMP_SETTINGS = (("std", "std", imp("std")), ("poe", "std", imp("poe")), ("poe", "poe", imp("poe", ", poe ft")))
+IMP_SETTINGS = (("std", "std", imp("std")), ("poe", "std", imp("poe")), ("poe", "poe", imp("poe", " on poe ft")))
 
 
 class FromFineTuned(Section):
@@ -38,7 +38,7 @@ class FromFineTuned(Section):
         for s in sparsities:
             for loss in ("std", "poe"):
                 points.append(Point(mask(loss), task, seed, s, recipes.prune_ft(task, "mask", loss, s, seed)))
-            points.append(Point(mask("poe", ", poe ft"), task, seed, s,
+            points.append(Point(mask("poe", " on poe ft"), task, seed, s,
                                 recipes.prune_ft(task, "mask", "poe", s, seed, full_loss="poe")))
         for loss, start, name in IMP_SETTINGS:
             points += levels(name, task, seed, sparsities, recipes.imp(task, loss, seed, start))

@@ -13,10 +13,10 @@ class InIsolation(Section):
     name, number, title = "sec4_3", "4.3", "Subnetworks fine-tuned in isolation"
     reproduces = "figure 4"
     figure_title = "Subnetworks fine-tuned in isolation (cf. paper figure 4)"
-    claims = (SubnetworkVsFull(mask("poe", " + std ft")),
-              SubnetworkVsFull(mask("poe", " + poe ft"), reference=POE))
-    subset_series = (STD, POE, mask("poe", " + std ft"), mask("poe", " + poe ft"),
-                     "imp-rw (poe) + poe ft")
+    claims = (SubnetworkVsFull(mask("poe", ", then std ft")),
+              SubnetworkVsFull(mask("poe", ", then poe ft"), reference=POE))
+    subset_series = (STD, POE, mask("poe", ", then std ft"), mask("poe", ", then poe ft"),
+                     "imp-rw (poe), then poe ft")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         points = []
@@ -25,9 +25,9 @@ class InIsolation(Section):
             levels("imp-rw (poe)", task, seed, [s], tickets)  # checks s is a level
             masks = recipes.prune_ft(task, "mask", "poe", s, seed)
             for loss in ("std", "poe"):
-                points.append(Point(f"imp-rw (poe) + {loss} ft", task, seed, s,
+                points.append(Point(f"imp-rw (poe), then {loss} ft", task, seed, s,
                                     recipes.isolate(task, tickets, loss, seed, level=round(s, 6))))
-                points.append(Point(mask("poe", f" + {loss} ft"), task, seed, s, recipes.isolate(task, masks, loss, seed)))
+                points.append(Point(mask("poe", f", then {loss} ft"), task, seed, s, recipes.isolate(task, masks, loss, seed)))
         return points
 
 

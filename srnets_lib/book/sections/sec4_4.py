@@ -52,14 +52,14 @@ class WithoutFinetuning(Section):
     figure_title = "Mask training on the pre-trained model (cf. paper figure 5)"
     claims = (CompetitiveWithoutFinetuning(),)
     subset_series = (STD, POE, mask("std", ", pt"), mask("poe", ", pt"),
-                     mask("poe", ", ft"))
-    structure_against = mask("poe", ", ft")
+                     mask("poe"))
+    structure_against = mask("poe")
 
     def subnetworks(self, recipes, task, seed, sparsities):
         return [Point(series, task, seed, s, config) for s in sparsities for series, config in (
             (mask("std", ", pt"), recipes.prune_pt(task, "mask", "std", s, seed)),
             (mask("poe", ", pt"), recipes.prune_pt(task, "mask", "poe", s, seed)),
-            (mask("poe", ", ft"), recipes.prune_ft(task, "mask", "poe", s, seed)))]
+            (mask("poe"), recipes.prune_ft(task, "mask", "poe", s, seed)))]
 
 
 SECTION = WithoutFinetuning()

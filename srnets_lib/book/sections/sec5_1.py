@@ -70,6 +70,7 @@ class WhenToStart(Section):
 
     name, number, title = "sec5_1", "5.1", "When to start searching: mask training from fine-tuning checkpoints"
     reproduces = "figure 7"
+    x_name = "fine-tuning steps"  # where mask training starts
     figure_title = "Mask-training curves from fine-tuning checkpoints (cf. paper figure 7)"
     claims = (EarlyStart(),)
 

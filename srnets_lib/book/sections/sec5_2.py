@@ -62,6 +62,7 @@ class GradualSparsity(Section):
     reproduces = "figure 8 and appendix table 5"
     figure_title = "Fixed vs gradual sparsity at 0.9 (cf. paper figure 8)"
     paper_table = "table5"
+    x_name = "mask-training epochs"
     full_models = ("std",)
 
     def subnetworks(self, recipes, task, seed, sparsities):
@@ -102,7 +103,7 @@ class GradualSparsity(Section):
         shown = df[df.series.isin(["fixed", GRADUAL]) | df.reference.astype(bool)]
         if shown.empty:
             return []
-        return [plots.sparsity_figure(shown, self.figure_title, xlabel="mask-training epochs", synthetic=page.synthetic)]
+        return [plots.sparsity_figure(shown, self.figure_title, xlabel=self.x_name, synthetic=page.synthetic)]
 
     def table(self, page):
         """Table 5's ablation: every variant at the caption's epochs (sections.sec5_2.table5_epochs)."""

@@ -11,12 +11,14 @@ def full(loss: str) -> str:
 
 
 def mask(loss: str, suffix: str = "") -> str:
-    """Mask training with `loss`: "mask train (poe)", with a suffix ", pt" or " + std ft"."""
+    """Mask training with `loss`: "mask train (poe)" (on the std fine-tuned model, every page's
+    default), with a suffix saying where it departs: " on poe ft" (on the PoE fine-tuned model),
+    ", pt" (on the pre-trained model), ", then std ft" (its subnetwork fine-tuned after)."""
     return f"mask train ({loss}){suffix}"
 
 
 def imp(loss: str, suffix: str = "") -> str:
-    """IMP with `loss`: "imp (poe)", "imp (poe), poe ft"."""
+    """IMP with `loss`: "imp (poe)", "imp (poe) on poe ft" (mask's suffixes)."""
     return f"imp ({loss}){suffix}"
 
 

@@ -151,33 +151,42 @@ def per_seed_means(df: pd.DataFrame, tasks) -> pd.DataFrame:
 
 def draw(ax, rows: pd.DataFrame, references: pd.DataFrame, palette: dict, log_x: bool = False) -> None:
     """One panel: each series' score (mean ± sd over its runs): a line over x where the series has
-    several x values, a dot with an error bar where it has one, bars where no series has more than
-    one; each reference (the full model) a dashed line with its ± sd band."""
+    several x values, a dot with an error bar where it has one (where no series has more than one,
+    the series side by side: dots, not bars from 0, which would hide a 1-point difference); each
+    reference (the full model) a dashed line with its ± sd band; the y-axis at least
+    plots.LEAST_SPAN points tall, inside [0, 100]."""
     plt = plots.pyplot()
     several = rows.groupby("series").x.nunique() > 1 if not rows.empty else pd.Series(dtype=bool)
-    if not rows.empty and not several.any():  # one x per series: a bar per series
+    drawn = []
+    if not rows.empty and not several.any():  # one x per series: a dot with its sd per series, in order
         stats = rows.groupby("series", sort=False).id.agg(["mean", "std", "size"])
         stats = stats.reindex([n for n in palette if n in stats.index])  # every panel in the legend's order
         names = list(stats.index)
-        ax.bar(range(len(names)), stats["mean"], yerr=stats["std"].fillna(0), capsize=3,
-               color=[palette[n] for n in names])
+        for i, name in enumerate(names):
+            ax.errorbar([i], [stats["mean"][name]], yerr=[0 if pd.isna(stats["std"][name]) else stats["std"][name]],
+                        fmt="o", ms=6, capsize=4, color=palette[name])
         ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(names) - 0.4)
+        drawn += list(stats["mean"] + stats["std"].fillna(0)) + list(stats["mean"] - stats["std"].fillna(0))
     else:
         for name, series in rows.groupby("series", sort=False):
             stats = series.groupby("x").id.agg(["mean", "std"]).sort_index()
+            spread = stats["std"].fillna(0)
             if len(stats) > 1:
                 ax.plot(stats.index, stats["mean"], marker="o", ms=3, color=palette[name], label=name)
-                ax.fill_between(stats.index, stats["mean"] - stats["std"].fillna(0),
-                                stats["mean"] + stats["std"].fillna(0), color=palette[name], alpha=0.15)
+                ax.fill_between(stats.index, stats["mean"] - spread, (stats["mean"] + spread).clip(upper=100.0),
+                                color=palette[name], alpha=0.15)
             else:
-                ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), fmt="o", capsize=3,
-                            color=palette[name], label=name)
+                ax.errorbar(stats.index, stats["mean"], yerr=spread, fmt="o", capsize=3, color=palette[name], label=name)
+            drawn += list(stats["mean"] + spread) + list(stats["mean"] - spread)
         if log_x:
             ax.set_xscale("log")
     for name, ref in references.groupby("series"):
         mean, std = ref.id.mean(), (ref.id.std() if len(ref) > 1 else 0.0)  # sample sd over the runs
         ax.axhline(mean, ls="--", color=palette[name], label=name)
-        ax.axhspan(mean - std, mean + std, color=palette[name], alpha=0.1)
+        ax.axhspan(mean - std, min(100.0, mean + std), color=palette[name], alpha=0.1)
+        drawn += [mean - std, mean + std]
+    plots.score_axis(ax, drawn)
     plt.setp(ax.get_yticklabels(), fontsize=8)
 
 

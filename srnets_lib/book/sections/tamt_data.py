@@ -21,6 +21,7 @@ class ReducedData(TamtSection):
     name, number, title = "tamt_data", "TAMT 4.2.6", "Fine-tuning with reduced data"
     figure_tasks = True
     reproduces = "TAMT figure 9"
+    x_name = "fine-tuning examples"
     figure_title = "Downstream score vs fine-tuning examples at 70% sparsity (cf. TAMT figure 9)"
     opt_in = True
 
@@ -48,7 +49,7 @@ class ReducedData(TamtSection):
 
     def figure(self, page):
         df = scores_only(page.frame)
-        return [plots.sparsity_figure(df, self.figure_title, xlabel="fine-tuning examples", synthetic=page.synthetic)]
+        return [plots.sparsity_figure(df, self.figure_title, xlabel=self.x_name, synthetic=page.synthetic)]
 
     def table(self, page):
         return plots.table(scores_only(page.frame), index=("task", "series", "x"))

@@ -57,10 +57,13 @@ def distance_curves(page) -> pd.DataFrame:
 
 def distance_figure(page, sparsity: float):
     """Figure 8: each search's distance to the OMP mask against its iterations, one panel per
-    sparsity (mean +- sd over mask seeds)."""
+    sparsity whose searches the store has (mean +- sd over mask seeds); None where it has none."""
     plt = plots.pyplot()
     table = distance_curves(page)
-    groups = list(dict.fromkeys(p.group for p in page.points if not p.reference))
+    groups = [g for g in dict.fromkeys(p.group for p in page.points if not p.reference)
+              if not table.empty and (table.group == g).any()]
+    if not groups:
+        return None
     fig, axes = plt.subplots(1, len(groups), figsize=(4.6 * len(groups), 3.6), squeeze=False)
     palette = plots.palette_of([SERIES[o] for o in OBJECTIVES] + ["IMP"])
     for ax, group in zip(axes[0], groups):
@@ -71,10 +74,7 @@ def distance_figure(page, sparsity: float):
         ax.set_title(group or f"{sparsity:.0%} sparsity", fontsize=10)
         ax.set_xlabel("pre-training iterations")
         ax.set_ylabel("1 - Jaccard to the OMP mask")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-        else:  # none of this panel's masks is in the store yet
-            ax.text(0.5, 0.5, "no finished search", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+        ax.legend(fontsize=8)
     fig.suptitle("Mask distance to OMP along the searches (cf. TAMT figure 8)" + (" (synthetic)" if page.synthetic else ""))
     fig.tight_layout()
     plt.close(fig)
@@ -85,6 +85,7 @@ class Iterations(TamtSection):
     name, number, title = "tamt_iterations", "TAMT 4.2.3, 4.2.4", "Pre-training iterations and mask initialisation"
     figure_tasks = True
     reproduces = "TAMT figures 6, 7, 8 and 14-16"
+    x_name = "pre-training iterations"
     figure_title = "Downstream score vs pre-training iterations at 70% sparsity (cf. TAMT figures 6, 7)"
     opt_in = True
 
@@ -119,11 +120,12 @@ class Iterations(TamtSection):
         """Figures 6 and 7 at tamt.iteration_sparsity, then figures 14-16's other sparsities (the full
         model beside each)."""
         frame, full = page.frame, page.frame[page.frame.series == FULL]
+        distance = distance_figure(page, page.params.tamt.iteration_sparsity)
         return [score_figure(page, self.figure_title if not group else
                              f"Downstream score vs pre-training iterations at {group} (cf. TAMT figures 14-16)",
                              "pre-training iterations",
                              frame[frame.group == group] if not group else pd.concat([frame[frame.group == group], full]))
-                for group in dict.fromkeys(frame.group)] + [distance_figure(page, page.params.tamt.iteration_sparsity)]
+                for group in dict.fromkeys(frame.group)] + ([distance] if distance is not None else [])
 
     def table(self, page):
         index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")

@@ -5,7 +5,7 @@ the markdown a page renders from them.
 The rule, fixed before any result it judges (and never tuned to one), written once here:
 - A rule has parts (an ID part and an OOD part, a prerequisite such as "the model learned the
   task"), each a deciding value minus its threshold in the statement's unit (UNITS: points of a
-  score, % of a share, nats, rho); the rule's margin on some runs is the smallest part's. A part
+  score, % of a share, nats, a loss in its own unit, rho); the rule's margin on some runs is the smallest part's. A part
   that fails on a seed fails that seed's rule: a seed is never set aside for failing a prerequisite.
 - With two or more seeds, every seed is judged alone on every part, and the verdict's margin is the
   mean of the seeds' margins of the whole rule (so it lies between them), each part's margin the
@@ -27,9 +27,9 @@ The rule, fixed before any result it judges (and never tuned to one), written on
                     data do not tell the claim holding from failing.
   A standard error that is unknown (no stored predictions, one seed) counts as 0.
 - A claim judged on several cases (tasks, sparsities, series) reads `outcome(verdicts)`:
-  confirmed when every case is, partly confirmed when some are, not confirmed when none is and
-  some case is not confirmed, within noise when every judged case is, not measurable when none
-  is judged.
+  confirmed when every case is; partly confirmed when some are and no more cases are not
+  confirmed than confirmed; not confirmed when some case is not confirmed and no more are
+  confirmed; within noise when every judged case is; not measurable when none is judged. The page and the scorecard give the counts beside it.
 Every verdict is built by its Statement (judged, unmeasurable)."""
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ MARGIN = 0.01  # in the statement's unit
 NOISE = 2.0  # a margin within this many of its standard errors of 0 is within noise
 # unit -> (scale, how a margin reads, what MARGIN is in it)
 UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%", "1%"),
-         "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho")}
+         "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho"),
+         # a loss in its own unit: nats of the MLM cross-entropy, 1 - cos (or the MSE) of the KD loss
+         "loss": (1, "{:+.3f} of the loss", "0.01-of-the-loss")}
 
 
 def shown(margin: float, unit: str = "points", extra: int = 0) -> str:
@@ -272,9 +274,10 @@ def outcome(verdicts: list[Verdict]) -> str:
         return "not measurable"
     if all(w == "confirmed" for w in words):
         return "confirmed"
-    if "confirmed" in judged:
+    confirmed, failed = judged.count("confirmed"), judged.count("not confirmed")
+    if confirmed and confirmed >= failed:
         return "partly confirmed"
-    return "not confirmed" if "not confirmed" in judged else "within noise"
+    return "not confirmed" if failed else "within noise"
 
 
 def by_claim(verdicts: list[Verdict]) -> dict[tuple[str, str], list[Verdict]]:

@@ -113,14 +113,16 @@ def summary(verdicts: list[Verdict], synthetic: bool) -> str:
     if all(w == "not measurable" for w in words):
         return f"**In short** ({scale}): none of the {len(verdicts)} cases this page judges is measurable yet."
     thin = sum(v.thin for v in verdicts)
-    parts = [f"{words.count('confirmed')} confirm the paper's claim"]
+    confirmed = words.count("confirmed")
+    parts = [f"{confirmed} confirm{'s' * (confirmed == 1)} the paper's claim"]
     parts += [f"{words.count('within noise')} {'is' if words.count('within noise') == 1 else 'are'} within noise "
               f"(the margin within {NOISE:g} standard errors of 0)"] * ("within noise" in words)
     parts += [f"{words.count('not confirmed')} {'is' if words.count('not confirmed') == 1 else 'are'} not confirmed"
               + (f" ({thin} clearing the thresholds by less than the rule's margin)" if thin else "")] * (
         "not confirmed" in words)
     parts += [f"{words.count('not measurable')} not measurable"] * ("not measurable" in words)
-    text = f"**In short** ({scale}): of the {len(verdicts)} cases this page judges, " + ", ".join(parts) + "."
+    cases = "the one case this page judges" if len(verdicts) == 1 else f"the {len(verdicts)} cases this page judges"
+    text = f"**In short** ({scale}): of {cases}, " + ", ".join(parts) + "."
     judged = sorted((v for v in verdicts if v.margin is not None and v.holds is not None),
                     key=lambda v: v.margin * UNITS[v.unit][0])
     case = (lambda v: f"{v.statement} on {v.subject} ({v.measured}; margin {shown(v.margin, v.unit)}, {v.outcome})")
