@@ -66,3 +66,16 @@ def test_the_notebooks_declare_compute_as_the_page_reads_it():
         source = "".join(next((c["source"] for c in cells if "parameters" in c["metadata"].get("tags", [])), []))
         if "compute =" in source:
             assert "None: papermill computes them, Jupyter shows what they cost" in source, path
+
+
+def test_a_page_asked_for_one_sparsity_judges_it_there_only(store, tiny_params):
+    """papermill book/sec4_2.ipynb out.ipynb -p sparsity 0.7: the cases at 0.7, none 'runs missing' at
+    0.5, and the page says its default sparsity 0.5 is not in the store."""
+    derived = tiny_params.parent / "derived.yaml"
+    derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n")
+    sec = page.load("sec4_2", params_file=str(derived), sparsity="0.7", compute=True)
+    cases = [v for v in sec.evaluate() if v.claim == "srnet"]
+    assert cases and all("at sparsity 0.7" in v.subject for v in cases)
+    assert all(v.outcome != "not measurable" for v in sec.evaluate())
+    assert "**Judged at sparsity 0.7 only** (asked for it); its default sparsities 0.5 are not in the run store" \
+        in sec.asked_note()

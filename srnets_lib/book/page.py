@@ -207,6 +207,7 @@ class Page:
         where the store has them (`make book-full` computes them)."""
         self.section, self.params = section, params
         self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
+        self.asked = not opt_in  # a page asked for its sparsities (papermill -p sparsity) judges only those
         self.points = sections.points(section.name, params, tasks, seeds, sparsities)
         shown = {_identity(p) for p in self.points}
         self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
@@ -247,6 +248,21 @@ class Page:
                 f"are judged (`sections.judged_only` in `{report.shown_path(self.params.source)}`: the CPU budget). "
                 f"Opt-in: {' and '.join(which) or 'its other points'}; {len(self.opt_in_missing)} of {len(self.opt_in)} "
                 "are not in the run store; `make book-full` computes them, and this page then draws them.")
+
+    def asked_note(self) -> str | None:
+        """Markdown, for a page asked for its sparsities: its verdicts are judged there only, and which
+        of its default sparsities the store holds points at (judged where it runs with its defaults)."""
+        default = sections.resolve(self.section.name, self.params, self.tasks, self.seeds, None)[2]
+        others = [s for s in default if not any(abs(s - x) < 1e-9 for x in self.sparsities)]
+        if not self.asked or not others:
+            return None
+        held = [s for s in others if not gather.missing(sections.points(self.section.name, self.params, self.tasks,
+                                                                       self.seeds, [s]))]
+        words = ", ".join(f"{s:g}" for s in held)
+        return (f"**Judged at sparsity {', '.join(f'{s:g}' for s in self.sparsities)} only** (asked for it); "
+                + (f"the run store also holds this page's points at {words}, judged where the notebook runs with "
+                   "its default sparsities." if held else
+                   f"its default sparsities {', '.join(f'{s:g}' for s in others)} are not in the run store."))
 
     def missing_note(self, failed=()) -> str:
         counts = Counter(p.series for p in self.missing)
@@ -327,7 +343,7 @@ class Page:
         verdicts = self.evaluate()
         return Shown(report.banner(self.params) + report.scope(self.params, self.tasks, self.seeds, self.section.name),
                      self.missing_note(self.failed) if self.missing else None,
-                     self.opt_in_note() if self.opt_in_missing else None,
+                     self.opt_in_note() if self.opt_in_missing else None, self.asked_note(),
                      verdict_text.summary(verdicts, self.synthetic), self.section.judged_at(self),
                      Html(verdict_text.claims_html(verdicts, self.section.name, unjudged(self.section, self.missing))))
 
@@ -348,6 +364,8 @@ class Page:
 
     def judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
         """`claims` evaluated on `df`'s rows of `tasks`, per group of the page's points."""
+        if self.asked:
+            claims = [c for c in (claim.at(self.sparsities) for claim in claims) if c is not None]
         verdicts = []
         for group in dict.fromkeys(p.group for p in self.points):
             rows = df[df.group == group]

@@ -16,6 +16,8 @@ A claim holds only when its mean clears every threshold by verdict.MARGIN (1 poi
 
 from __future__ import annotations
 
+import copy
+
 import pandas as pd
 
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, with_seed_margins
@@ -32,6 +34,23 @@ EARLY = (0.98, 0.02)
 
 class Claim:
     """Evaluates one of the paper's claims on each task of a results frame."""
+
+    per_sparsity = False  # its cases are one sparsity each (a rule reading several at once is not)
+
+    def at(self, sparsities) -> "Claim | None":
+        """The claim as a page asked for `sparsities` judges it: its cases at those sparsities only;
+        None where its rule reads other sparsities too (it cannot be judged on them alone)."""
+        xs = getattr(self, "xs", None)
+        if xs is None:
+            return self
+        kept = tuple(x for x in xs if any(abs(x - s) < 1e-9 for s in sparsities))
+        if kept == tuple(xs):
+            return self
+        if not kept or not self.per_sparsity:
+            return None
+        narrowed = copy.copy(self)
+        narrowed.xs = kept
+        return narrowed
 
     def evaluate(self, df: pd.DataFrame, tasks=None) -> list[Verdict]:
         """Verdicts for `tasks` (default: the frame's) on the means over seeds, each with the same
@@ -119,6 +138,8 @@ class SubnetworkVsFull(Claim):
     """Sections 4.2, 4.3, C.1, C.5: a subnetwork series keeps the full model's ID and gains OOD
     (an SRNet) at each sparsity of `xs`. A reference that did not learn the task is replaced by
     the std full model."""
+
+    per_sparsity = True
 
     def __init__(self, series: str, reference: str = STD, xs=(0.5, 0.7)):
         self.series, self.reference, self.xs = series, reference, tuple(xs)
