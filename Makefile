@@ -26,7 +26,7 @@ test: export HF_HUB_OFFLINE = 1
 test: export TRANSFORMERS_OFFLINE = 1
 test: export HF_DATASETS_OFFLINE = 1
 
-.PHONY: book book-full robustness browser test bench clean-book
+.PHONY: book book-full robustness browser test bench clean-book lab notebook-filter
 
 # the pinned environment: with uv where it installs (under a minute), else pip (about 1.5 minutes)
 $(STAMP): pyproject.toml constraints.txt tools/install.py
@@ -34,6 +34,7 @@ $(STAMP): pyproject.toml constraints.txt tools/install.py
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) tools/install.py
 	touch $@
+	@$(MAKE) --no-print-directory notebook-filter
 
 # the notebooks read their default params_file from SRNETS_PARAMS; the sweep computes every run,
 # then the book build only gathers (SRNETS_COMPUTE=0: missing runs show as missing)
@@ -71,6 +72,18 @@ browser:
 	  sudo=$$([ "$$(id -u)" = 0 ] || echo "sudo -n"); \
 	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	fi
+
+# JupyterLab on the book's notebooks, in this environment: a page's kernel is the venv's own python3
+# (nothing to register); a saved notebook's outputs never reach a commit (the nbstripout git filter,
+# set up here and by make book/test: .gitattributes names it)
+lab: $(STAMP) notebook-filter
+	$(VENV)/bin/jupyter lab --notebook-dir=book
+
+notebook-filter: $(STAMP)
+	@git rev-parse --git-dir >/dev/null 2>&1 \
+	  && git config filter.nbstripout.clean "$(abspath $(VENV))/bin/nbstripout --keep-id" \
+	  && git config filter.nbstripout.smudge cat && git config diff.ipynb.textconv "$(abspath $(VENV))/bin/nbstripout --keep-id -t" \
+	  && echo "notebook outputs are stripped when staged (git filter nbstripout)" || true
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -79,3 +79,47 @@ def test_a_page_asked_for_one_sparsity_judges_it_there_only(store, tiny_params):
     assert all(v.outcome != "not measurable" for v in sec.evaluate())
     assert "**Judged at sparsity 0.7 only** (asked for it); its default sparsities 0.5 are not in the run store" \
         in sec.asked_note()
+
+
+def test_the_numbers_behind_a_page_are_one_call_away(store, tiny_params):
+    """sec.data(...) gives the figure's frame, narrowed by series and x, its verdicts as records, and
+    refuses a series or a sparsity the page has no finished point of, naming those it has."""
+    params = params_lib.load(tiny_params)
+    execute(Recipes(params).prune_ft("nli", "mask", "poe", 0.5, 1), params.execution.request())
+    sec = page.load("sec4_2", params_file=str(tiny_params), compute=False)
+    rows = sec.data("figure", series="mask train (poe)", x=0.5)
+    assert len(rows) == 1 and rows.id.iloc[0] == pytest.approx(sec.frame.set_index("series").id["mask train (poe)"])
+    verdicts = sec.data("verdicts")
+    assert {"claim", "subject", "margin", "outcome"} <= set(verdicts.columns)
+    with pytest.raises(ValueError, match=r"no such series among the page's finished points; its series values: "
+                                         r".*'mask train \(poe\)'"):
+        sec.data("figure", series="mask training (poe)")
+    with pytest.raises(ValueError, match=r"no such x .*its x values: 0, 0.5"):
+        sec.data("figure", x=0.7)
+    with pytest.raises(ValueError, match="this page's data are 'figure', 'table'"):
+        sec.data("figure 2")
+    assert all(hasattr(f, "savefig") for f in sec.figures())
+
+
+def test_every_committed_notebook_is_output_free_with_the_projects_kernel():
+    """What git holds is what nbstripout (the filter make sets up) leaves: no outputs, no execution
+    counts, the venv's own python3 kernel, and each page tells an editor where its numbers are."""
+    import subprocess
+    import sys
+
+    strip = Path(sys.executable).parent / "nbstripout"
+    for path in sorted(Path("book").glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        assert nb["metadata"]["kernelspec"]["name"] == "python3", path
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), path
+        stripped = subprocess.run([str(strip), "--keep-id", "-t"], input=path.read_text(), capture_output=True, text=True)
+        assert stripped.stdout == path.read_text(), f"{path}: nbstripout would change it"
+        if path.stem != "scorecard":
+            assert any("sec.data(" in "".join(c["source"]) and "remove-cell" in c["metadata"].get("tags", [])
+                       for c in nb["cells"]), path
+
+
+def test_git_ignores_jupyters_checkpoints_and_strips_saved_outputs():
+    assert ".ipynb_checkpoints/" in Path(".gitignore").read_text().splitlines()
+    assert "*.ipynb filter=nbstripout" in Path(".gitattributes").read_text().splitlines()

@@ -9,14 +9,13 @@ import ast
 import json
 import os
 import warnings
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from srnets_lib.book import analyses as analysis, banner as report, columns, paper_numbers, plots, sections
+from srnets_lib.book import analyses as analysis, banner as report, columns, frames, page_notes, paper_numbers, plots, sections
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import gather
@@ -186,18 +185,6 @@ def unjudged(section: sections.Section, missing) -> str:
     return "not built (opt-in page: make book-full)" if section.opt_in and missing else "not measurable"
 
 
-def compute_hint(page: "Page") -> str:
-    """How a page's missing points are computed: what it costs where a person's notebook held back."""
-    if page.held_back:
-        return (". This notebook did not compute them (a notebook a person runs computes nothing unasked): "
-                f"computing them takes {book_runs.cost(page.missing, page.params).words()}; set `compute = True` "
-                "in its parameters cell and run it again, or run it with papermill. A finished run is never "
-                "replaced while it computes: an interruption leaves every finished run as it was.")
-    if page.section.opt_in:
-        return ". An opt-in page: `make book-full` computes them (or this notebook with `compute=True`)."
-    return ". `make book` (its sweep) or this notebook with `compute=True` computes them."
-
-
 class Page:
     """One section's points and gathered results, and what its notebook shows of them."""
 
@@ -233,45 +220,22 @@ class Page:
         self.opt_in_missing = gather.missing(self.opt_in)
 
     def opt_in_note(self) -> str:
-        """Markdown: which of the page's points are opt-in (other sparsities of its curves, Part II's
-        masks along training or other backbones), and how to compute them."""
-        def listed(xs) -> str:
-            words = [f"{x:g}" for x in xs]
-            return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
-
-        plural = "ies" if len(self.sparsities) > 1 else "y"
-        others = sorted({p.x for p in self.opt_in if p.x not in self.sparsities and not p.group})
-        groups = list(dict.fromkeys(p.group for p in self.opt_in if p.group))
-        which = [f"the curves' points at {listed(others)}"] * bool(others) + (
-            [f"the points of {', '.join(groups[:3])}{' ...' if len(groups) > 3 else ''}"] * bool(groups))
-        return (f"The default build computes this page at sparsit{plural} {listed(self.sparsities)}, where its claims "
-                f"are judged (`sections.judged_only` in `{report.shown_path(self.params.source)}`: the CPU budget). "
-                f"Opt-in: {' and '.join(which) or 'its other points'}; {len(self.opt_in_missing)} of {len(self.opt_in)} "
-                "are not in the run store; `make book-full` computes them, and this page then draws them.")
+        return page_notes.opt_in(self)
 
     def asked_note(self) -> str | None:
-        """Markdown, for a page asked for its sparsities: its verdicts are judged there only, and which
-        of its default sparsities the store holds points at (judged where it runs with its defaults)."""
-        default = sections.resolve(self.section.name, self.params, self.tasks, self.seeds, None)[2]
-        others = [s for s in default if not any(abs(s - x) < 1e-9 for x in self.sparsities)]
-        if not self.asked or not others:
-            return None
-        held = [s for s in others if not gather.missing(sections.points(self.section.name, self.params, self.tasks,
-                                                                       self.seeds, [s]))]
-        words = ", ".join(f"{s:g}" for s in held)
-        return (f"**Judged at sparsity {', '.join(f'{s:g}' for s in self.sparsities)} only** (asked for it); "
-                + (f"the run store also holds this page's points at {words}, judged where the notebook runs with "
-                   "its default sparsities." if held else
-                   f"its default sparsities {', '.join(f'{s:g}' for s in others)} are not in the run store."))
+        return page_notes.asked(self)
 
     def missing_note(self, failed=()) -> str:
-        counts = Counter(p.series for p in self.missing)
-        text = (f"**{len(self.missing)} of the {len(self.points)} points of this page have no finished run** in "
-                f"the run store (`{report.shown_store()}`); the figure, tables and verdicts below leave them out: "
-                + ", ".join(f"{series} ({n})" for series, n in counts.items()) + compute_hint(self))
-        reasons = {p.config.key(): gather.why_missing(p.config) for p in self.missing}
-        reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
-        return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
+        return page_notes.missing(self, failed)
+
+    def data(self, what: str = "figure", **filters) -> pd.DataFrame:
+        """The numbers behind the page as a DataFrame (book/frames.py: "figure", "table", "curves",
+        "references", "verdicts"; narrowed by series, task, x, seed)."""
+        return frames.data(self, what, **filters)
+
+    def figures(self) -> list:
+        """The matplotlib Figures of the page's figure cell, to restyle or save."""
+        return [part for part in self.figure().parts if hasattr(part, "savefig")]
 
     def reproduce(self) -> Shown:
         """The commands that reproduce this page: one point, every run it shows, at paper scale."""
