@@ -120,9 +120,10 @@ class RunConfig(_Frozen):
     warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
-    # the optimiser (engine/step.py): AdamW, or BertAdam, TAMT-KD's (no bias correction, eps 1e-6:
-    # mask_training/transformer/optimization.py of llyx97/TAMT)
-    optimizer: Literal["adamw", "bertadam"] = "adamw"
+    # the optimiser (engine/step.py): torch's AdamW; hf_adamw, the authors' (transformers 2.x/3.x AdamW: eps
+    # added to sqrt(v) before the bias correction, hg_transformers/optimization.py of both repositories); or
+    # BertAdam, TAMT-KD's (no bias correction, eps 1e-6: mask_training/transformer/optimization.py of llyx97/TAMT)
+    optimizer: Literal["adamw", "hf_adamw", "bertadam"] = "adamw"
     grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
