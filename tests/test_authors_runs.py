@@ -8,7 +8,12 @@ import math
 import pytest
 import torch
 
+from srnets_lib import methods
 from srnets_lib.engine.step import HFAdamW, Optimization
+from srnets_lib.model import backbones as models, pruning
+from srnets_lib.settings import params
+from srnets_lib.settings.config import DataConfig, RunConfig
+from srnets_lib.settings.recipes import Recipes
 
 
 def hf_adamw_formula(grads: list[float], lr: float, wd: float = 0.0, eps: float = 1e-8, b1=0.9, b2=0.999) -> float:
@@ -67,3 +72,53 @@ def test_hf_adamw_resumes_from_its_state_dict():
     other.load_state_dict(copy.deepcopy(opt.state_dict()))  # as torch.save and torch.load give it back
     assert stepped(opt, [1.0]) == stepped(other, [1.0])
     assert other.state[q]["step"] == 3
+
+
+# --- IMP on MLM without rewinding (TAMT's LT_pretrain.py) ------------------------------------------
+
+CORPUS = dict(task="corpus", backbone="tiny", data=DataConfig(train_size=24, dev_size=4, ood_size=4),
+              max_length=32, batch_size=8, lr=1e-2, eval_interval=3)
+
+
+def test_imp_without_rewinding_prunes_and_keeps_the_trained_weights():
+    """imp_rewind false (LT_pretrain.py as run: `orig`, line 397, shares storage with the live
+    weights, so lines 528-530 copy them onto themselves): after a pruning every weight is the
+    trained one, pruned entries aside; with imp_rewind the backbone goes back to theta_0."""
+    for rewind in (False, True):
+        config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.2, imp_rewind=rewind, epochs=6, **CORPUS)
+        method = methods.create(config, 24)  # t_max 18: prune every step
+        model = models.load_pretraining_model("tiny")
+        pruning.install(model, method.masked_layers())
+        method.prepare(model)
+        theta_0 = {n: p.detach().clone() for n, p in model.named_parameters()}
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(1.0)  # as if trained
+        method.before_step(model, 1)  # the second pruning, to 20%
+        backbone = [n for n in theta_0 if n.startswith("bert.")]
+        assert all(torch.equal(dict(model.named_parameters())[n], theta_0[n]) == rewind for n in backbone)
+
+
+def test_the_aliasing_that_makes_their_rewind_a_no_op():
+    """What LT_pretrain.py does, on torch itself: state_dict() taken before prune.l1_unstructured
+    shares storage with `weight_orig` (the same Parameter re-registered), an in-place update moves
+    both, and load_state_dict of that copy restores nothing."""
+    import torch.nn.utils.prune as prune
+
+    layer = torch.nn.Linear(4, 4)
+    orig = {"weight_orig": layer.state_dict()["weight"]}  # rewind(): key + "_orig"
+    prune.l1_unstructured(layer, "weight", amount=0.25)
+    with torch.no_grad():
+        layer.weight_orig.add_(1.0)  # AdamW's p.data.addcdiv_
+    trained = layer.weight_orig.detach().clone()
+    state = layer.state_dict()
+    state.update(orig)
+    layer.load_state_dict(state)
+    assert torch.equal(layer.weight_orig, trained)
+
+
+def test_paper_params_never_rewind_tamt_s_imp_and_the_toy_does():
+    paper, toy = (Recipes(params.load(f"params/{name}.yaml")) for name in ("paper", "toy"))
+    assert not paper.p.tamt.imp_rewind and not paper.tamt_imp(1).imp_rewind
+    assert not paper.tamt_imp(1, 300).imp_rewind
+    assert toy.p.tamt.imp_rewind and toy.tamt_imp(1).imp_rewind and toy.tamt_imp(1, 4).imp_rewind

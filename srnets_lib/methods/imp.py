@@ -7,8 +7,18 @@ the lr saws between lr and 0.9 lr. One run yields every level: the model at the 
 interval, evaluated there without checkpoint selection, is that level's subnetwork. Training
 stops at the end of the last level's interval.
 
-With `imp_rewind` (IMP on the MLM objective, TAMT section 4.1) the backbone, not the heads, is
-rewound to its initial weights after every pruning, and the optimiser restarts.
+With `imp_rewind` (IMP on the MLM objective as TAMT section 4.1 describes it) the backbone, not the
+heads, is rewound to its initial weights after every pruning, and the optimiser restarts. The
+authors' LT_pretrain.py (llyx97/TAMT) never rewinds as run: `orig` (line 397) holds tensors sharing
+storage with the live weights (torch's pruning re-registers the same Parameter as `weight_orig`,
+which AdamW updates in place), so the "rewind" of lines 528-530 copies the current weights onto
+themselves; its masks come from continued MLM training, the optimiser restarted at each pruning
+(lines 541-553): imp_rewind false, tamt.imp_rewind in params/paper.yaml.
+
+Which magnitudes are ranked: the weights after the last update. Torch's pruning ranks
+`module.weight`, which its forward pre-hook refreshes at each forward pass; in every script the
+evaluation right before the pruning (trainer_imp.py:727-732; LT_pretrain.py:485-500 with
+--logging_steps = --save_steps) is such a pass, so theirs ranks the current weights too.
 
 Each level's mask is kept (mask_s<level>.npz). `imp-rw` (lottery tickets, section 4.3) is the same
 run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt in isolation. (The

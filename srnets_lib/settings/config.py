@@ -172,8 +172,9 @@ class RunConfig(_Frozen):
     threshold_reset_on_best: bool = False
     imp_delta_s: float = Field(0.1, gt=0, lt=1)
     imp_delta_t: float = Field(0.1, gt=0, le=1)
-    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
-    # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
+    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
+    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
     imp_rewind: bool = False
     imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
     # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or

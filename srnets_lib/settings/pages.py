@@ -161,6 +161,10 @@ class Tamt(Block):
     mask_seeds: list[int] = [1, 2, 3]  # TAMT, IMP, random: 3 masks; OMP: one (the first seed)
     finetune_seeds: list[int] = [1, 2, 3]  # each mask fine-tuned 3 times (section 4.1)
     imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run yields every level up to it
+    # IMP on MLM rewinds the backbone to theta_pt after every pruning (the paper's section 4.1), or does
+    # not: imp_and_fine_tune/LT_pretrain.py:397 keeps `orig` as tensors sharing storage with the live
+    # weights, so its "rewind" (lines 528-530) copies them onto themselves (false: the authors' as run)
+    imp_rewind: bool = False
     head: bool = False  # train an MLM head first (a backbone without one: the packaged MiniLM)
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
