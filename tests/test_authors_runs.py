@@ -122,3 +122,25 @@ def test_paper_params_never_rewind_tamt_s_imp_and_the_toy_does():
     assert not paper.p.tamt.imp_rewind and not paper.tamt_imp(1).imp_rewind
     assert not paper.tamt_imp(1, 300).imp_rewind
     assert toy.p.tamt.imp_rewind and toy.tamt_imp(1).imp_rewind and toy.tamt_imp(1, 4).imp_rewind
+
+
+# --- Part I compares the evaluations at logging steps only ------------------------------------------
+
+def test_part_one_selects_among_the_logging_steps_only_with_select_final_false():
+    """trainer.py:568-605 and mask_trainer.py:636-705 evaluate and keep the best at
+    global_step % logging_steps == 0; the weights after the last step are never compared. MNLI's
+    std run: 36,816 steps, its last compared evaluation 36,000; mask training 61,360 and 61,000."""
+    p = params.load("params/paper.yaml")
+    std = p.run("nli", "finetune", "std")
+    mask = p.run("nli", "mask", "poe", sparsity=0.7, init_from=std)
+    for config, last, compared in ((std, 36_816, 36_000), (mask, 61_360, 61_000)):
+        schedule = methods.planned_schedule(config)
+        assert not config.select_final and schedule.steps == last and last in schedule.evaluations
+        assert max(schedule.selectable) == compared and last not in schedule.selectable
+        ours = methods.planned_schedule(config.model_copy(update={"select_final": True}))
+        assert last in ours.selectable
+    assert p.run("nli", "imp", "std", sparsity=0.9, init_from=std).select_final  # IMP selects nothing
+    toy = params.load("params/toy.yaml")
+    assert toy.run("nli", "finetune", "std").select_final and toy.run("nli", "mask", "std", sparsity=0.5).select_final
+    with pytest.raises(ValueError, match="select_final=False is method"):
+        RunConfig(task="nli", method="imp", sparsity=0.5, select_final=False)

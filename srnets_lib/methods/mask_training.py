@@ -17,7 +17,7 @@ class MaskTraining(Method):
     prunes = True
 
     gradual = True
-    settings = ("threshold_reset_on_best",)
+    settings = ("threshold_reset_on_best", "select_final")
 
     @classmethod
     def validate(cls, config) -> None:

@@ -187,8 +187,10 @@ class RunConfig(_Frozen):
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
-    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps
-    # (TAMT's glue_trans*.py / squad_trans*.py: the last is recorded, never compared), the last where none is
+    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps,
+    # the last where none is (fine-tuning and mask training): Part I's trainer.py and mask_trainer.py keep the
+    # best at `global_step % logging_steps == 0` and run_glue.py / mask_run_glue.py reload it; TAMT's
+    # glue_trans*.py / squad_trans*.py record the last, never compare it
     select_final: bool = True
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
