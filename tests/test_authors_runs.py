@@ -144,3 +144,40 @@ def test_part_one_selects_among_the_logging_steps_only_with_select_final_false()
     assert toy.run("nli", "finetune", "std").select_final and toy.run("nli", "mask", "std", sparsity=0.5).select_final
     with pytest.raises(ValueError, match="select_final=False is method"):
         RunConfig(task="nli", method="imp", sparsity=0.5, select_final=False)
+
+
+# --- TAMT-KD's threshold resets; hard init's ties -----------------------------------------------------
+
+def test_tamt_kd_resets_its_thresholds_at_train_kd_py_s_steps():
+    """train_kd.py:1082, 1126: after update t when (t + 1) % eval_step == 0 or t == 1 (1, 99, 199, ...,
+    16,999: 171 resets in 16,999 updates); ours every 100 updates and the last (170), none after update 1."""
+    kd = dict(task="corpus", method="mask", loss="kd", sparsity=0.7, max_steps=16_999, epochs=2, batch_size=16,
+              eval_interval=100, select="last", data=DataConfig(source="hub", train_size=200_000))
+    theirs = methods.planned_schedule(RunConfig(**kd, threshold_reset_steps="train_kd"))
+    ours = methods.planned_schedule(RunConfig(**kd))
+    resets = sorted(s for s in theirs.sparsity_steps if s)
+    assert resets[:4] == [1, 99, 199, 299] and resets[-2:] == [16_899, 16_999] and len(resets) == 171
+    assert sorted(s for s in ours.sparsity_steps if s)[:2] == [100, 200] and len(ours.sparsity_steps) - 1 == 170
+    assert theirs.evaluations == tuple(resets) and theirs.selectable == {16_999}
+    paper = Recipes(params.load("params/paper.yaml"))
+    assert paper.tamt("kd", 0.7, 1).threshold_reset_steps == "train_kd"
+    assert paper.tamt("mlm", 0.7, 1).threshold_reset_steps == "interval"  # mask_trainer_mlm.py: every logging step
+    assert Recipes(params.load("params/toy.yaml")).tamt("kd", 0.7, 1).threshold_reset_steps == "interval"
+
+
+def test_hard_init_prunes_every_tie_at_the_kth_magnitude_only_with_hard_init_ties_authors():
+    """masking/maskers.py:171-176: scores 2 phi where |W| > kthvalue(|W|, int(n s)), so every entry
+    tied with the k-th smallest is pruned; ours prunes exactly k, ties broken by position."""
+    weight = torch.tensor([[0.1, -0.2, 0.2, 0.2], [0.3, 0.2, -0.5, 0.6]])
+    masks = {}
+    for ties in ("exact", "authors"):
+        layer = pruning.MaskedLinear(torch.nn.Linear(4, 2))
+        layer.weight.data.copy_(weight)
+        layer.start_mask_training("hard", 0.25, init_ties=ties)  # k = 2: the 2nd smallest |W| is 0.2, tied 4 times
+        masks[ties] = layer.binary_mask()
+    assert int((~masks["exact"]).sum()) == 2 and int((~masks["authors"]).sum()) == 5
+    assert masks["authors"].tolist() == [[False, False, False, False], [True, False, True, True]]
+    paper = Recipes(params.load("params/paper.yaml"))
+    assert paper.tamt("mlm", 0.7, 1).hard_init_ties == "authors" == paper.prune_ft("nli", "mask", "poe", 0.5, 1).hard_init_ties
+    with pytest.raises(ValueError, match="hard_init_ties=authors is method MaskTraining's"):
+        RunConfig(task="nli", hard_init_ties="authors")

@@ -166,6 +166,13 @@ class RunConfig(_Frozen):
     # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
     threshold_ties: Literal["exact", "authors"] = "exact"
     alpha: float = Field(2.0, ge=1)
+    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
+    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
+    hard_init_ties: Literal["exact", "authors"] = "exact"
+    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
+    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
+    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
+    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
     # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
     # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
     # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
