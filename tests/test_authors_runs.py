@@ -181,3 +181,63 @@ def test_hard_init_prunes_every_tie_at_the_kth_magnitude_only_with_hard_init_tie
     assert paper.tamt("mlm", 0.7, 1).hard_init_ties == "authors" == paper.prune_ft("nli", "mask", "poe", 0.5, 1).hard_init_ties
     with pytest.raises(ValueError, match="hard_init_ties=authors is method MaskTraining's"):
         RunConfig(task="nli", hard_init_ties="authors")
+
+
+# --- how many entries a pruning removes ----------------------------------------------------------
+
+def test_torch_rounding_counts_as_torch_prune_itself():
+    """prune_rounding torch: the count torch.nn.utils.prune.l1_unstructured reaches, one-shot
+    (oneshot.py:43) and iterated with amount 1 / (10 - j) (LT_pretrain.py:400, 521), on BERT-base's
+    matrix sizes; ours floor(n s). They differ by -1 to +2 entries per matrix."""
+    import torch.nn.utils.prune as prune
+
+    from srnets_lib.model.pruning import magnitude
+
+    differences = set()
+    for shape in ((768, 768), (3072, 768)):
+        n = shape[0] * shape[1]
+        layer = torch.nn.Linear(shape[1], shape[0])
+        for j in range(9):
+            prune.l1_unstructured(layer, "weight", amount=1 / (10 - j))
+            theirs = int((layer.weight_mask == 0).sum())
+            assert magnitude.iterative_count(n, j + 1, 0.1, "torch") == theirs
+            ours = magnitude.iterative_count(n, j + 1, 0.1, "floor")
+            assert ours == pruning.pruned_count(n, (j + 1) / 10)
+            differences.add(theirs - ours)
+        assert magnitude.count(n, 0.7, "torch") == round(0.7 * n)
+    assert differences == {-1, 0, 1, 2}
+
+
+def test_imp_and_omp_prune_torch_s_count_only_with_prune_rounding_torch():
+    counts = {}
+    for rounding in ("floor", "torch"):
+        config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.3, epochs=6, prune_rounding=rounding, **CORPUS)
+        method = methods.create(config, 24)
+        model = models.load_pretraining_model("tiny")
+        pruning.install(model, method.masked_layers())
+        method.prepare(model)
+        for step in sorted(method.schedule.sparsity_steps):
+            method.before_step(model, step)
+        counts[rounding] = {n: int((~m.mask).sum()) for n, m in pruning.masked_modules(model).items()}
+        omp = RunConfig(method="omp", loss="mlm", sparsity=0.7, prune_rounding=rounding, **CORPUS)
+        shot = methods.create(omp, 24)
+        model = models.load_pretraining_model("tiny")
+        pruning.install(model, shot.masked_layers())
+        shot.prepare(model)
+        counts["omp " + rounding] = {n: int((~m.mask).sum()) for n, m in pruning.masked_modules(model).items()}
+    sizes = {n: m.weight.numel() for n, m in pruning.masked_modules(model).items()}
+    assert counts["floor"] == {n: pruning.pruned_count(k, 0.3) for n, k in sizes.items()}
+    assert counts["torch"] == {n: magnitude_count(k, 3) for n, k in sizes.items()} != counts["floor"]
+    assert counts["omp torch"] == {n: round(0.7 * k) for n, k in sizes.items()} != counts["omp floor"]
+    paper = Recipes(params.load("params/paper.yaml"))
+    assert {paper.tamt_imp(1).prune_rounding, paper.oneshot("random", 0.7, 1).prune_rounding,
+            paper.imp("nli", "std", 1).prune_rounding} == {"torch"}
+    with pytest.raises(ValueError, match="prune_rounding=torch is method"):
+        RunConfig(task="nli", method="mask", sparsity=0.5, prune_rounding="torch")
+
+
+def magnitude_count(numel: int, prunings: int) -> int:
+    pruned = 0
+    for j in range(prunings):
+        pruned += round(1 / (10 - j) * (numel - pruned))
+    return pruned

@@ -33,6 +33,7 @@ section 4.2 describes and its figures (imp std and imp poe differ) imply.
 from __future__ import annotations
 
 from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
@@ -45,7 +46,7 @@ def level(k: int, delta_s: float) -> float:
 
 class IMP(Method):
     prunes = True
-    settings = ("imp_objective", "imp_rewind", "imp_interval")
+    settings = ("imp_objective", "imp_rewind", "imp_interval", "prune_rounding")
 
     @classmethod
     def validate(cls, config) -> None:
@@ -88,7 +89,10 @@ class IMP(Method):
         sparsity = self.schedule.sparsity_steps.get(step)
         if sparsity is None:
             return
-        for module in pruning.masked_modules(model).values():
-            pruning.magnitude_prune(module, sparsity)  # by the trained weights' magnitudes
+        prunings = sorted(self.schedule.sparsity_steps).index(step) + 1
+        for module in pruning.masked_modules(model).values():  # by the trained weights' magnitudes
+            pruned = magnitude.iterative_count(module.weight.numel(), prunings, self.config.imp_delta_s,
+                                               self.config.prune_rounding)
+            pruning.magnitude_prune(module, sparsity, pruned)
         if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
             models.copy_into(model, self.initial)

@@ -183,6 +183,10 @@ class RunConfig(_Frozen):
     # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
     # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
     imp_rewind: bool = False
+    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
+    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
+    # authors': LT_pretrain.py:400, 521; trainer_imp.py:437-439; oneshot.py:43-49)
+    prune_rounding: Literal["floor", "torch"] = "floor"
     imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
     # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
     # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
