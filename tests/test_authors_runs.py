@@ -14,6 +14,7 @@ from srnets_lib.model import backbones as models, pruning
 from srnets_lib.settings import params
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.recipes import Recipes
+from srnets_lib.store.runs import Run
 
 
 def hf_adamw_formula(grads: list[float], lr: float, wd: float = 0.0, eps: float = 1e-8, b1=0.9, b2=0.999) -> float:
@@ -241,3 +242,40 @@ def magnitude_count(numel: int, prunings: int) -> int:
     for j in range(prunings):
         pruned += round(1 / (10 - j) * (numel - pruned))
     return pruned
+
+
+# --- MRPC's reported score ------------------------------------------------------------------------
+
+def test_mrpc_s_score_is_the_larger_of_accuracy_and_acc_and_f1_with_the_authors_dev_metric():
+    """glue_trans.py:425: best_score runs over every key holding 'acc': MRPC's eval_acc and
+    eval_acc_and_f1. A model predicting mostly class 0 has F1 below its accuracy: there they part."""
+    from srnets_lib.metrics import acc_and_f1, accuracy, max_acc_acc_and_f1
+
+    refs = [1, 1, 1, 0, 0, 0, 0, 0]
+    for preds in ([1, 1, 1, 1, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 0, 0]):
+        assert max_acc_acc_and_f1(preds, refs) == max(accuracy(preds, refs), acc_and_f1(preds, refs))
+    assert max_acc_acc_and_f1([0, 0, 1, 0, 0, 0, 0, 0], refs) == accuracy([0, 0, 1, 0, 0, 0, 0, 0], refs) == 0.75
+    paper = Recipes(params.load("params/paper.yaml"))
+    omp = paper.oneshot("omp", 0.7, 1)
+    assert paper.transfer("mrpc", omp, 1).dev_metric == "max_acc_acc_and_f1"
+    assert paper.transfer("cola", omp, 1).dev_metric is None
+    with pytest.raises(ValueError, match="dev_metric='max_acc_acc_and_f1' is not recorded for task cola"):
+        RunConfig(task="cola", data=DataConfig(source="hub"), dev_metric="max_acc_acc_and_f1")
+    with pytest.raises(ValueError, match="dev_metric=squad_f1 is a setting of the classification kind"):
+        RunConfig(task="squad", data=DataConfig(source="hub"), dev_metric="squad_f1")
+
+
+def test_dev_metric_is_what_a_run_selects_on_and_reports(store):
+    """The same tiny run scored on the synthetic paraphrase task's F1 (its metric) and on accuracy
+    (dev_metric): the result names the metric, and its dev score is that metric's."""
+    from srnets_lib.sweeps.executors import execute
+    from srnets_lib.settings.request import Request
+
+    base = dict(task="paraphrase", backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_size=32, test_size=32),
+                epochs=2, batch_size=32, eval_interval=2, max_length=48, lr=1e-3)
+    ours, theirs = execute(RunConfig(**base), Request(ood_every=True)), execute(
+        RunConfig(**base, dev_metric="accuracy"), Request(ood_every=True))
+    assert (ours.metric, theirs.metric) == ("f1", "accuracy")
+    rows = Run(RunConfig(**base, dev_metric="accuracy")).metrics()
+    assert theirs.dev == max(r["dev"] for r in rows) and all("dev_f1" in r for r in rows)
+    assert [r["dev"] for r in rows] == [r["dev_accuracy"] for r in Run(RunConfig(**base)).metrics()]

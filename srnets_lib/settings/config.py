@@ -206,6 +206,9 @@ class RunConfig(_Frozen):
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
     select_metric: Optional[str] = None
+    # the metric of the dev score, selected on and reported; None: the task's. max_acc_acc_and_f1 on MRPC: the
+    # larger of accuracy and acc_and_f1 at each evaluation, which the authors' glue_trans.py:425 keeps and reports
+    dev_metric: Optional[str] = None
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
@@ -227,6 +230,11 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.dev_metric is not None:  # a classification kind's setting (kinds/classification.py)
+            recorded = spec(self.task).metrics or (spec(self.task).metric,)
+            if self.dev_metric not in recorded:
+                raise ValueError(f"dev_metric={self.dev_metric!r} is not recorded for task {self.task}; accepted: "
+                                 f"{', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
         if self.data.mnli_dev != "matched" and self.task != "mnli":
             raise ValueError(f"data.mnli_dev={self.data.mnli_dev} picks MNLI's dev set: task={self.task} has none")
         if self.loss == "confreg" and self.teacher is None:
