@@ -95,7 +95,53 @@ class DataConfig(_Frozen):
         return self
 
 
-class RunConfig(_Frozen):
+class PruningSettings(_Frozen):
+    """How a run prunes (appendix A.1, table 4): the sparsity and its schedule, mask training's
+    initialisation and threshold resets, IMP's levels and what a pruning removes; RunConfig's own."""
+
+    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
+    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
+    schedule: Literal["fixed", "cubic"] = "fixed"
+    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
+    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
+    # mask with the hard scores (TAMT figure 7)
+    mask_init: Literal["hard", "soft", "random"] = "hard"
+    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
+    mask_embeddings: bool = False
+    phi: float = Field(0.01, gt=0)
+    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
+    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
+    threshold_ties: Literal["exact", "authors"] = "exact"
+    alpha: float = Field(2.0, ge=1)
+    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
+    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
+    hard_init_ties: Literal["exact", "authors"] = "exact"
+    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
+    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
+    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
+    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
+    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
+    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
+    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
+    threshold_reset_on_best: bool = False
+    imp_delta_s: float = Field(0.1, gt=0, lt=1)
+    imp_delta_t: float = Field(0.1, gt=0, le=1)
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
+    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
+    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
+    imp_rewind: bool = False
+    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
+    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
+    # authors': LT_pretrain.py:400, 521; trainer_imp.py:436-439; oneshot.py:43-49)
+    prune_rounding: Literal["floor", "torch"] = "floor"
+    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
+    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
+    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
+    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
+    imp_objective: Literal["loss", "cross_entropy"] = "loss"
+
+
+class RunConfig(PruningSettings):
     """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
 
     task: AnyTask
@@ -151,47 +197,6 @@ class RunConfig(_Frozen):
     kd_teacher_dropout: bool = False
     kd_eval_loss: Literal["cosine", "mse"] = "cosine"
     mlm_unk_targets: bool = False
-    # pruning (appendix A.1, table 4)
-    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
-    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
-    schedule: Literal["fixed", "cubic"] = "fixed"
-    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
-    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
-    # mask with the hard scores (TAMT figure 7)
-    mask_init: Literal["hard", "soft", "random"] = "hard"
-    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
-    mask_embeddings: bool = False
-    phi: float = Field(0.01, gt=0)
-    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
-    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
-    threshold_ties: Literal["exact", "authors"] = "exact"
-    alpha: float = Field(2.0, ge=1)
-    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
-    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
-    hard_init_ties: Literal["exact", "authors"] = "exact"
-    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
-    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
-    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
-    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
-    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
-    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
-    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
-    threshold_reset_on_best: bool = False
-    imp_delta_s: float = Field(0.1, gt=0, lt=1)
-    imp_delta_t: float = Field(0.1, gt=0, le=1)
-    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
-    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
-    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
-    imp_rewind: bool = False
-    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
-    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
-    # authors': LT_pretrain.py:400, 521; trainer_imp.py:437-439; oneshot.py:43-49)
-    prune_rounding: Literal["floor", "torch"] = "floor"
-    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
-    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
-    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
-    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
-    imp_objective: Literal["loss", "cross_entropy"] = "loss"
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"
