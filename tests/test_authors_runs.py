@@ -14,7 +14,9 @@ from srnets_lib.model import backbones as models, pruning
 from srnets_lib.settings import params
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.recipes import Recipes
+from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run
+from srnets_lib.training.prepare import build_run
 
 
 def hf_adamw_formula(grads: list[float], lr: float, wd: float = 0.0, eps: float = 1e-8, b1=0.9, b2=0.999) -> float:
@@ -279,3 +281,46 @@ def test_dev_metric_is_what_a_run_selects_on_and_reports(store):
     rows = Run(RunConfig(**base, dev_metric="accuracy")).metrics()
     assert theirs.dev == max(r["dev"] for r in rows) and all("dev_f1" in r for r in rows)
     assert [r["dev"] for r in rows] == [r["dev_accuracy"] for r in Run(RunConfig(**base)).metrics()]
+
+
+# --- TAMT-KD's partial batch; the held-out losses' averaging ------------------------------------------
+
+def test_drop_last_skips_the_partial_batch_as_train_kd_py(store):
+    """train_kd.py:951-952 skips a batch smaller than train_batch_size: floor(n / b) steps an epoch,
+    the lr decaying over int(epochs n / b) (lines 828-829); ours keeps it: ceil(n / b)."""
+    kd = dict(task="corpus", method="mask", loss="kd", sparsity=0.5, epochs=2, batch_size=16, select="last")
+    theirs = methods.schedule(RunConfig(**kd, drop_last=True), 104)
+    ours = methods.schedule(RunConfig(**kd), 104)
+    assert (theirs.steps_per_epoch, theirs.t_max, theirs.steps) == (6, 13, 12)
+    assert (ours.steps_per_epoch, ours.t_max, ours.steps) == (7, 14, 14)
+    for drop in (True, False):
+        config = RunConfig(method="mask", loss="mlm", sparsity=0.5, **{**CORPUS, "batch_size": 10}, drop_last=drop)
+        run = build_run(config, Run(config), Request())
+        sizes = [len(b["inputs"]["input_ids"]) for _, b in run.batches(0, run.schedule.steps, run.schedule.steps_per_epoch)]
+        assert sizes == ([10, 10] * 3 if drop else [10, 10, 4] * 3)
+    assert Recipes(params.load("params/paper.yaml")).tamt("kd", 0.7, 1).drop_last
+    assert not Recipes(params.load("params/paper.yaml")).tamt("mlm", 0.7, 1).drop_last  # the HF Trainer keeps it
+
+
+def test_held_out_losses_average_per_batch_means_with_eval_loss_batch(store):
+    """eval_kd.py:312-314 and eval_mlm.py's Trainer (hg_transformers/trainer.py:779, 818): the mean
+    of the per-batch mean losses; ours weights each batch by its examples. 5 blocks in batches of 2:
+    the last batch of 1 counts as much as the others."""
+    import numpy as np
+
+    base = dict(CORPUS, data=DataConfig(train_size=24, dev_size=5, ood_size=4))
+    for per_batch in (None, 2):
+        config = RunConfig(method="omp", loss="mlm", sparsity=0.5, eval_loss_batch=per_batch, **base)
+        run = build_run(config, Run(config), Request(eval_batch_size=2))
+        run.model.eval()  # as scores() evaluates
+        with torch.inference_mode():
+            values = [float(run.evaluator.loss.losses(b, ("mlm",))["mlm"]) for b in run.evaluator.batches]
+        sizes = [len(b["inputs"]["input_ids"]) for b in run.evaluator.batches]
+        assert sizes == [2, 2, 1]
+        expected = np.mean(values) if per_batch else np.average(values, weights=sizes)
+        assert run.evaluator.scores(run.model)["mlm_loss"] == pytest.approx(expected, rel=1e-6)
+        assert np.mean(values) != pytest.approx(np.average(values, weights=sizes), rel=1e-6)
+    assert Recipes(params.load("params/paper.yaml")).probe(Recipes(params.load("params/paper.yaml")).oneshot(
+        "omp", 0.7, 1)).eval_loss_batch == 16
+    with pytest.raises(ValueError, match="eval_loss_batch=16 is a setting of the corpus kind"):
+        RunConfig(task="nli", eval_loss_batch=16)

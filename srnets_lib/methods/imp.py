@@ -62,7 +62,7 @@ class IMP(Method):
     def schedule(cls, config, train_rows):
         """Prune to level k+1 at the start of step k S (k = 0..N-1); level k is the model after
         k S steps; N = target / delta_s levels; the run stops at N S."""
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
         interval = config.imp_interval or max(1, int(config.imp_delta_t * t_max + 1e-9))
         count = round(config.sparsity / config.imp_delta_s)
         steps = count * interval

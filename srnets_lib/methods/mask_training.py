@@ -29,8 +29,8 @@ class MaskTraining(Method):
 
     @classmethod
     def schedule(cls, config, train_rows):
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
-        steps = schedule.capped(config, t_max)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
+        steps = schedule.capped(config, t_max, per_epoch)
         evaluations = reset_steps(config, steps)
         resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
         return schedule.Schedule(per_epoch, t_max, steps, evaluations,

@@ -17,7 +17,7 @@ class OneShot(Method):
 
     @classmethod
     def schedule(cls, config, train_rows):
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
         return schedule.Schedule(per_epoch, t_max, 0, (0,), frozenset({0}), restarts=(),
                                  sparsity_steps={0: config.sparsity})
 

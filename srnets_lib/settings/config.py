@@ -197,6 +197,12 @@ class RunConfig(PruningSettings):
     kd_teacher_dropout: bool = False
     kd_eval_loss: Literal["cosine", "mse"] = "cosine"
     mlm_unk_targets: bool = False
+    # drop_last: a batch smaller than batch_size is skipped (floor(n / b) steps an epoch, the lr decaying over
+    # int(epochs n / b)), as train_kd.py:951-952 (828-829) does; eval_loss_batch: the held-out losses as the
+    # mean of per-batch means over batches of this many (eval_kd.py:312-314; eval_mlm.py, the HF Trainer's
+    # prediction loop; their --eval_batch_size 16), None: the mean over the held-out examples
+    drop_last: bool = False
+    eval_loss_batch: Optional[int] = Field(None, gt=0)
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"
