@@ -324,3 +324,16 @@ def test_held_out_losses_average_per_batch_means_with_eval_loss_batch(store):
         "omp", 0.7, 1)).eval_loss_batch == 16
     with pytest.raises(ValueError, match="eval_loss_batch=16 is a setting of the corpus kind"):
         RunConfig(task="nli", eval_loss_batch=16)
+
+
+def test_paper_params_step_every_run_with_the_authors_adamw_but_tamt_kd_s():
+    """Every AdamW of the authors' code is transformers 2.x/3.x's (trainer.py:322, mask_trainer.py:352,
+    trainer_imp.py:323, glue_trans.py:295, squad_trans.py:303, LT_pretrain.py:349, 550, train_mlm.py:393);
+    TAMT-KD steps with BertAdam (train_kd.py:901). The toy keeps torch's."""
+    paper, toy = (Recipes(params.load(f"params/{name}.yaml")) for name in ("paper", "toy"))
+    omp = paper.oneshot("omp", 0.7, 1)
+    runs = [paper.full("nli", "std", 1), paper.prune_ft("nli", "mask", "poe", 0.7, 1), paper.imp("nli", "std", 1),
+            paper.imp("nli", "std", 1, start="pt"), paper.tamt("mlm", 0.7, 1), paper.tamt("mlm+kd", 0.7, 1),
+            paper.tamt_imp(1), paper.transfer("cola", omp, 1), paper.transfer("squad", omp, 1)]
+    assert {r.optimizer for r in runs} == {"hf_adamw"} and paper.tamt("kd", 0.7, 1).optimizer == "bertadam"
+    assert {toy.full("nli", "std", 1).optimizer, toy.tamt("mlm", 0.7, 1).optimizer} == {"adamw"}

@@ -172,7 +172,7 @@ def test_paper_params_follow_the_authors_part_two(paper):
     assert (kd_run.optimizer, kd_run.grad_clip, kd_run.max_grad_norm, kd_run.kd_teacher_dropout) == (
         "bertadam", "per_parameter", 1.0, True)  # train_kd.py:823-829, 943
     assert (kd_run.kd_data, kd_run.kd_loss_padding, kd_run.kd_eval_loss) == ("paragraphs", True, "mse")
-    assert (mlm_run.optimizer, mlm_run.mlm_unk_targets) == ("adamw", True)  # train_mlm.py: HF Trainer's AdamW
+    assert (mlm_run.optimizer, mlm_run.mlm_unk_targets) == ("hf_adamw", True)  # train_mlm.py:393: optimization.AdamW
     imp = paper.tamt_imp(1)
     assert (imp.imp_interval, methods.planned_schedule(imp).restarts[1]) == (2792, 2792)
     omp = paper.oneshot("omp", 0.7, 1)
