@@ -337,3 +337,17 @@ def test_paper_params_step_every_run_with_the_authors_adamw_but_tamt_kd_s():
             paper.tamt_imp(1), paper.transfer("cola", omp, 1), paper.transfer("squad", omp, 1)]
     assert {r.optimizer for r in runs} == {"hf_adamw"} and paper.tamt("kd", 0.7, 1).optimizer == "bertadam"
     assert {toy.full("nli", "std", 1).optimizer, toy.tamt("mlm", 0.7, 1).optimizer} == {"adamw"}
+
+
+def test_plan_names_each_run_s_optimiser_and_imp_s_rewinding():
+    from srnets_lib.sweeps import plan
+
+    paper, toy = (Recipes(params.load(f"params/{name}.yaml")) for name in ("paper", "toy"))
+    runs = {"paper imp": paper.tamt_imp(1), "toy imp": toy.tamt_imp(1), "kd": paper.tamt("kd", 0.7, 1),
+            "probe": paper.probe(paper.oneshot("omp", 0.7, 1))}
+    planned = [plan.PlannedRun("s", c, Request(), methods.planned_schedule(c)) for c in runs.values()]
+    text = plan.report(planned)
+    header, *rows = [line.split() for line in text.splitlines()[1:6]]
+    assert header[8:10] == ["optimizer", "imp"] and header[10] == "weights"
+    assert [r[8:10] for r in rows[:3]] == [["hf_adamw", "kept"], ["adamw", "rewound"], ["bertadam", "-"]]
+    assert rows[3][7:10] == ["0", "-", "-"]  # the probe takes no step: no optimiser
