@@ -351,3 +351,22 @@ def test_plan_names_each_run_s_optimiser_and_imp_s_rewinding():
     assert header[8:10] == ["optimizer", "imp"] and header[10] == "weights"
     assert [r[8:10] for r in rows[:3]] == [["hf_adamw", "kept"], ["adamw", "rewound"], ["bertadam", "-"]]
     assert rows[3][7:10] == ["0", "-", "-"]  # the probe takes no step: no optimiser
+
+
+def test_figure_8_reads_imp_s_masks_at_every_interval_mask_dist_py_compares():
+    """mask_training/mask_dist.py: IMP's masks of prun_step 200 300 500 900 1396 2792 against OMP;
+    figure 6 fine-tunes all but 1396 (run_glue/imp_pretrain/bert/steps/write_bash.py). The 1396
+    masks are probed on the corpus only (imp/bert/prun_step1396/: 1 epoch), at IMP's iterations."""
+    from srnets_lib.book import sections
+    from srnets_lib.book.sections.tamt import PROBE_TASK
+
+    paper = params.load("params/paper.yaml")
+    points = sections.points("tamt_iterations", paper, tasks=["cola"], seeds=[1])
+    probes = [p for p in points if p.series == "IMP" and p.task == PROBE_TASK]
+    assert sorted((p.group, p.x) for p in probes) == [("", 6 * 1396), ("60% sparsity", 5 * 1396),
+                                                     ("80% sparsity", 7 * 1396)]
+    assert {(p.config.mask_from.imp_interval, p.config.mask_from.epochs) for p in probes} == {(1396, 1)}
+    fine_tuned = {p.config.mask_from.imp_interval or 2792 for p in points if p.series == "IMP" and p.task == "cola"}
+    assert fine_tuned == {200, 300, 500, 900, 2792}
+    toy = params.load("params/toy.yaml")
+    assert not [p for p in sections.points("tamt_iterations", toy, tasks=["nli"], seeds=[1]) if p.task == PROBE_TASK]
