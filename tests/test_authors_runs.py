@@ -370,3 +370,36 @@ def test_figure_8_reads_imp_s_masks_at_every_interval_mask_dist_py_compares():
     assert fine_tuned == {200, 300, 500, 900, 2792}
     toy = params.load("params/toy.yaml")
     assert not [p for p in sections.points("tamt_iterations", toy, tasks=["nli"], seeds=[1]) if p.task == PROBE_TASK]
+
+
+def their_second_pruning(evaluated: bool):
+    """Two prunings of a layer as torch's pruning and their trainers do them: an update in place
+    between them, and (`evaluated`) an evaluation forward just before the second."""
+    import torch.nn.utils.prune as prune
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 8)
+    prune.l1_unstructured(layer, "weight", amount=0.1)  # 6 of 64
+    first = layer.weight_mask.bool().clone()
+    layer(torch.randn(2, 8))  # a training forward
+    with torch.no_grad():
+        layer.weight_orig.mul_(torch.rand(8, 8) * 2)  # the update, in place (AdamW's p.data.addcdiv_)
+        if evaluated:
+            layer(torch.randn(2, 8))  # the evaluation before the pruning
+    prune.l1_unstructured(layer, "weight", amount=1 / 9)  # round(58 / 9) = 6 more
+    return layer, first
+
+
+def test_their_imp_ranks_the_current_weights_because_an_evaluation_precedes_each_pruning():
+    """torch's pruning ranks `module.weight`, which its forward pre-hook sets at each forward pass:
+    right after an update it still holds the weights of the last training forward. But every IMP
+    script evaluates just before pruning (trainer_imp.py:727-732; LT_pretrain.py:485-500, logging_steps
+    = save_steps), so the ranked magnitudes are the current ones, as ours rank them (no switch)."""
+    layer, first = their_second_pruning(evaluated=True)
+    ours = pruning.MaskedLinear(torch.nn.Linear(8, 8))
+    ours.weight.data.copy_(layer.weight_orig.detach())  # the current weights
+    ours.set_mask(first)
+    pruning.magnitude_prune(ours, 0.2, 12)
+    assert int((layer.weight_mask == 0).sum()) == 12 and torch.equal(ours.mask, layer.weight_mask.bool())
+    skipped, _ = their_second_pruning(evaluated=False)  # without the evaluation: the weights before the update
+    assert not torch.equal(skipped.weight_mask, layer.weight_mask)
