@@ -393,7 +393,7 @@ def their_second_pruning(evaluated: bool):
 def test_their_imp_ranks_the_current_weights_because_an_evaluation_precedes_each_pruning():
     """torch's pruning ranks `module.weight`, which its forward pre-hook sets at each forward pass:
     right after an update it still holds the weights of the last training forward. But every IMP
-    script evaluates just before pruning (trainer_imp.py:727-732; LT_pretrain.py:485-500, logging_steps
+    script evaluates just before pruning (trainer_imp.py:727-732; LT_pretrain.py:473-482, 521, logging_steps
     = save_steps), so the ranked magnitudes are the current ones, as ours rank them (no switch)."""
     layer, first = their_second_pruning(evaluated=True)
     ours = pruning.MaskedLinear(torch.nn.Linear(8, 8))

@@ -17,7 +17,7 @@ themselves; its masks come from continued MLM training, the optimiser restarted 
 
 Which magnitudes are ranked: the weights after the last update. Torch's pruning ranks
 `module.weight`, which its forward pre-hook refreshes at each forward pass; in every script the
-evaluation right before the pruning (trainer_imp.py:727-732; LT_pretrain.py:485-500 with
+evaluation right before the pruning (trainer_imp.py:727-732; LT_pretrain.py:473-482, 521 with
 --logging_steps = --save_steps) is such a pass, so theirs ranks the current weights too.
 
 Each level's mask is kept (mask_s<level>.npz). `imp-rw` (lottery tickets, section 4.3) is the same
