@@ -73,6 +73,7 @@ def test_squad_scores_normalise_and_take_the_best_gold_answer():
 
 @pytest.mark.parametrize("name, preds, refs", [
     ("matthews_corrcoef", [0, 1, 1, 0], [0, 1, 0, 0]), ("acc_and_f1", [0, 1, 1, 0], [0, 1, 0, 0]),
+    ("max_acc_acc_and_f1", [0, 0, 1, 0], [1, 1, 1, 0]),
     ("pearson", [0.5, 2.5, 3.0], [0.0, 2.2, 4.0]), ("spearman", [0.5, 2.5, 3.0], [0.0, 4.0, 2.2]),
     ("squad_exact_match", ["the Paris", "x"], [["Paris"], ["y", "z"]]),
     ("squad_f1", ["the Paris", "x y"], [["Paris"], ["y", "z"]]),

@@ -22,12 +22,13 @@ POINTS = {"sec4_2": (312, 156), "sec4_3": (216, 18), "sec4_4": (168, 14), "sec4_
           # opt-in pages. Figures 6/7 per task and fine-tuning seed: the full model, TAMT-MLM and -KD from OMP
           # and from random masks at step 0 (the initial mask) and each step count and mask seed, IMP at each
           # pruning interval and mask seed, at each of tamt.iteration_sparsities (figures 14-16; paper: 5 tasks x 3
-          # x (1 + 3 sparsities x 3 x (2 x 2 x 8 + 5)); toy: 3 x (1 + 2 sparsities x (2 x 2 x 5 + 3))); figure 5's trajectories
+          # x (1 + 3 sparsities x 3 x (2 x 2 x 8 + 5)), and figure 8's IMP masks at 1396 steps, probed on the corpus
+          # (3 sparsities x 3 mask seeds); toy: 3 x (1 + 2 sparsities x (2 x 2 x 5 + 3))); figure 5's trajectories
           # (toy, make book-full): TAMT-MLM and -KD at 4 step counts and 2 sparsities, each probed and fine-tuned
           # on 3 tasks (64), IMP, OMP and Rand at 0.6 likewise (12); figure 9 per task,
           # size and fine-tuning seed (the few-shot scripts': 5, CoLA at 2k and 4k their own): the full model, OMP,
           # and TAMT-MLM, -KD and IMP per mask seed (paper: 16 sizes x 5 x 11, CoLA 2k 37, 4k 18; toy: one seed)
-          "tamt_iterations": (5 * 3 * (1 + 3 * 3 * 37), 3 * (1 + 2 * 23)), "tamt_data": (16 * 5 * 11 + 37 + 18, 3 * 2 * 5)}
+          "tamt_iterations": (5 * 3 * (1 + 3 * 3 * 37) + 3 * 3, 3 * (1 + 2 * 23)), "tamt_data": (16 * 5 * 11 + 37 + 18, 3 * 2 * 5)}
 SERIES = {  # the paper's legends (params/paper.yaml)
     "sec4_2": {"full bert (std)", "full bert (poe)", "mask train (std)", "mask train (poe)", "mask train (poe) on poe ft",
                "imp (std)", "imp (poe)", "imp (poe) on poe ft"},

@@ -95,12 +95,55 @@ class BertAdam(torch.optim.Optimizer):
                 p.add_(update, alpha=-group["lr"])
 
 
-OPTIMIZERS = ("adamw", "bertadam")
+class HFAdamW(torch.optim.Optimizer):
+    """The AdamW of transformers 2.x/3.x, which every AdamW run of the authors' code steps with
+    (hg_transformers/optimization.py, AdamW.step, of llyx97/sparse-and-robust-PLM and of
+    llyx97/TAMT; mask_training/optimization.py of llyx97/TAMT): eps is added to sqrt(v) before the
+    bias correction, which is folded into the step size,
+        p <- p - lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps),
+    then the decoupled weight decay on the updated weight, p <- p - lr wd p. Its effective eps is
+    eps / sqrt(1 - b2^t) in torch's terms: 31.6x at step 1, 1.26x at step 1000, so small gradients
+    take smaller steps than torch's AdamW gives them. Each tensor counts its own steps (a tensor
+    without a gradient is skipped, as theirs); the update itself runs as foreach kernels."""
+
+    def __init__(self, params, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8):
+        super().__init__(params, {"lr": lr, "weight_decay": weight_decay, "betas": betas, "eps": eps})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            for p in params:
+                state = self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"], state["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
+                state["step"] += 1
+            grads = [p.grad for p in params]
+            exp_avg = [self.state[p]["exp_avg"] for p in params]
+            exp_avg_sq = [self.state[p]["exp_avg_sq"] for p in params]
+            torch._foreach_mul_(exp_avg, beta1)
+            torch._foreach_add_(exp_avg, grads, alpha=1 - beta1)
+            torch._foreach_mul_(exp_avg_sq, beta2)
+            torch._foreach_addcmul_(exp_avg_sq, grads, grads, value=1 - beta2)
+            denom = torch._foreach_sqrt(exp_avg_sq)
+            torch._foreach_add_(denom, group["eps"])  # eps before the bias correction
+            sizes = [-group["lr"] * math.sqrt(1 - beta2 ** self.state[p]["step"]) / (1 - beta1 ** self.state[p]["step"])
+                     for p in params]
+            torch._foreach_addcdiv_(params, exp_avg, denom, sizes)
+            if group["weight_decay"] > 0:  # on the updated weight, as theirs
+                torch._foreach_add_(params, params, alpha=-group["lr"] * group["weight_decay"])
+
+
+OPTIMIZERS = ("adamw", "hf_adamw", "bertadam")
 
 
 class Optimization:
-    """AdamW (or `bertadam`: BertAdam above, TAMT-KD's) with linear warm-up and linear decay to 0
-    over `steps` steps from each (re)start: a run's t_max, also for IMP, whose optimiser restarts at
+    """torch's AdamW (or `hf_adamw`: the authors' AdamW above; `bertadam`: BertAdam, TAMT-KD's) with
+    linear warm-up and linear decay to 0 over `steps` steps from each (re)start: a run's t_max, also for IMP, whose optimiser restarts at
     every pruning and decays over t_max again (the authors' IMP trainers); and gradient clipping at
     `max_grad_norm`: over all parameters together (`global`) or each parameter tensor alone
     (`per_parameter`, the authors' QQP scripts and BertAdam). Fused AdamW on CUDA."""
@@ -111,6 +154,8 @@ class Optimization:
         fused = bool(params) and params[0].is_cuda
         if optimizer == "bertadam":
             self.optimizer = BertAdam(params, lr=lr, weight_decay=weight_decay)
+        elif optimizer == "hf_adamw":
+            self.optimizer = HFAdamW(params, lr=lr, weight_decay=weight_decay)
         elif optimizer == "adamw":
             self.optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
         else:

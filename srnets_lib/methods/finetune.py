@@ -19,8 +19,8 @@ class Finetune(Method):
 
     @classmethod
     def schedule(cls, config, train_rows):
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
-        steps = schedule.capped(config, t_max)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
+        steps = schedule.capped(config, t_max, per_epoch)
         evaluations = schedule.every(config.eval_interval, steps)
         return schedule.Schedule(per_epoch, t_max, steps, evaluations, schedule.selectable(config, evaluations, t_max),
                                  restarts=(0,) if steps else ())

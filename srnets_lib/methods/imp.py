@@ -7,8 +7,18 @@ the lr saws between lr and 0.9 lr. One run yields every level: the model at the 
 interval, evaluated there without checkpoint selection, is that level's subnetwork. Training
 stops at the end of the last level's interval.
 
-With `imp_rewind` (IMP on the MLM objective, TAMT section 4.1) the backbone, not the heads, is
-rewound to its initial weights after every pruning, and the optimiser restarts.
+With `imp_rewind` (IMP on the MLM objective as TAMT section 4.1 describes it) the backbone, not the
+heads, is rewound to its initial weights after every pruning, and the optimiser restarts. The
+authors' LT_pretrain.py (llyx97/TAMT) never rewinds as run: `orig` (line 397) holds tensors sharing
+storage with the live weights (torch's pruning re-registers the same Parameter as `weight_orig`,
+which AdamW updates in place), so the "rewind" of lines 528-530 copies the current weights onto
+themselves; its masks come from continued MLM training, the optimiser restarted at each pruning
+(lines 541-553): imp_rewind false, tamt.imp_rewind in params/paper.yaml.
+
+Which magnitudes are ranked: the weights after the last update. Torch's pruning ranks
+`module.weight`, which its forward pre-hook refreshes at each forward pass; in every script the
+evaluation right before the pruning (trainer_imp.py:727-732; LT_pretrain.py:473-482, 521 with
+--logging_steps = --save_steps) is such a pass, so theirs ranks the current weights too.
 
 Each level's mask is kept (mask_s<level>.npz). `imp-rw` (lottery tickets, section 4.3) is the same
 run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt in isolation. (The
@@ -23,6 +33,7 @@ section 4.2 describes and its figures (imp std and imp poe differ) imply.
 from __future__ import annotations
 
 from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
@@ -35,7 +46,7 @@ def level(k: int, delta_s: float) -> float:
 
 class IMP(Method):
     prunes = True
-    settings = ("imp_objective", "imp_rewind", "imp_interval")
+    settings = ("imp_objective", "imp_rewind", "imp_interval", "prune_rounding")
 
     @classmethod
     def validate(cls, config) -> None:
@@ -51,7 +62,7 @@ class IMP(Method):
     def schedule(cls, config, train_rows):
         """Prune to level k+1 at the start of step k S (k = 0..N-1); level k is the model after
         k S steps; N = target / delta_s levels; the run stops at N S."""
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
         interval = config.imp_interval or max(1, int(config.imp_delta_t * t_max + 1e-9))
         count = round(config.sparsity / config.imp_delta_s)
         steps = count * interval
@@ -78,7 +89,10 @@ class IMP(Method):
         sparsity = self.schedule.sparsity_steps.get(step)
         if sparsity is None:
             return
-        for module in pruning.masked_modules(model).values():
-            pruning.magnitude_prune(module, sparsity)  # by the trained weights' magnitudes
+        prunings = sorted(self.schedule.sparsity_steps).index(step) + 1
+        for module in pruning.masked_modules(model).values():  # by the trained weights' magnitudes
+            pruned = magnitude.iterative_count(module.weight.numel(), prunings, self.config.imp_delta_s,
+                                               self.config.prune_rounding)
+            pruning.magnitude_prune(module, sparsity, pruned)
         if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
             models.copy_into(model, self.initial)

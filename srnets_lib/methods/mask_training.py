@@ -17,7 +17,7 @@ class MaskTraining(Method):
     prunes = True
 
     gradual = True
-    settings = ("threshold_reset_on_best",)
+    settings = ("threshold_reset_on_best", "select_final", "threshold_reset_steps", "hard_init_ties")
 
     @classmethod
     def validate(cls, config) -> None:
@@ -29,9 +29,9 @@ class MaskTraining(Method):
 
     @classmethod
     def schedule(cls, config, train_rows):
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
-        steps = schedule.capped(config, t_max)
-        evaluations = schedule.every(config.eval_interval, steps)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
+        steps = schedule.capped(config, t_max, per_epoch)
+        evaluations = reset_steps(config, steps)
         resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
         return schedule.Schedule(per_epoch, t_max, steps, evaluations,
                                  schedule.selectable(config, evaluations, t_max, resets), sparsity_steps=resets)
@@ -49,7 +49,7 @@ class MaskTraining(Method):
         generator = torch.Generator().manual_seed(cfg.seed)  # mask_init=random: a seeded random mask
         for module in pruning.masked_modules(model).values():
             module.start_mask_training(cfg.mask_init, self.schedule.sparsity_steps[0], cfg.phi, cfg.alpha,
-                                       cfg.threshold_ties, generator)
+                                       cfg.threshold_ties, generator, cfg.hard_init_ties)
 
     def trainable(self, model):
         # weights and classifier frozen (the authors' convention): the scores train, and on unlabelled
@@ -68,3 +68,14 @@ class MaskTraining(Method):
         if sparsity is not None:  # algorithm 2, line 15
             for module in pruning.masked_modules(model).values():
                 module.reset_threshold(sparsity, self.config.threshold_ties)
+
+
+def reset_steps(config, steps: int) -> tuple[int, ...]:
+    """The steps after which the thresholds are reset and the run evaluates: every eval_interval
+    steps and the last (threshold_reset_steps=interval: algorithm 2, mask_trainer.py); or as
+    train_kd.py (lines 1082, 1126, 1154): after update 1 and every update t with
+    (t + 1) % eval_interval == 0 (1, 99, 199, ...), and the last, whose mask it saves after a reset."""
+    if config.threshold_reset_steps == "interval" or steps == 0:
+        return schedule.every(config.eval_interval, steps)
+    interval = config.eval_interval
+    return tuple(sorted({1, steps} | set(range(interval - 1, steps + 1, interval)) - {0}))

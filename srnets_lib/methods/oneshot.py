@@ -6,16 +6,18 @@ from __future__ import annotations
 import torch
 
 from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 
 
 class OneShot(Method):
     prunes = True
+    settings = ("prune_rounding",)
 
     @classmethod
     def schedule(cls, config, train_rows):
-        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size)
+        per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
         return schedule.Schedule(per_epoch, t_max, 0, (0,), frozenset({0}), restarts=(),
                                  sparsity_steps={0: config.sparsity})
 
@@ -26,9 +28,11 @@ class OneShot(Method):
         generator = torch.Generator().manual_seed(self.config.seed)
         for module in pruning.masked_modules(model).values():
             if self.config.method == "omp":
-                pruning.magnitude_prune(module, self.config.sparsity)
+                numel = module.weight.numel()
+                pruning.magnitude_prune(module, self.config.sparsity,
+                                        magnitude.count(numel, self.config.sparsity, self.config.prune_rounding))
             else:
-                pruning.random_prune(module, self.config.sparsity, generator)
+                pruning.random_prune(module, self.config.sparsity, generator, self.config.prune_rounding)
 
     def trainable(self, model):
         return []

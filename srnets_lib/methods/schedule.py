@@ -58,16 +58,21 @@ class Schedule:
         return max((r for r in self.restarts if r <= step), default=0)
 
 
-def epochs(epochs: float, train_rows: int, batch_size: int) -> tuple[int, int]:
-    """(steps per epoch, t_max) of `epochs` passes over `train_rows` examples (the last,
-    partial batch kept)."""
+def epochs(epochs: float, train_rows: int, batch_size: int, drop_last: bool = False) -> tuple[int, int]:
+    """(steps per epoch, t_max) of `epochs` passes over `train_rows` examples, the last, partial
+    batch kept; or with `drop_last` skipped, the lr horizon t_max = int(epochs x rows / batch)
+    (TAMT-KD's train_kd.py:828-829, 951-952)."""
+    if drop_last:
+        return max(1, train_rows // batch_size), max(1, int(epochs * train_rows / batch_size))
     per_epoch = max(1, math.ceil(train_rows / batch_size))
     return per_epoch, max(1, round(epochs * per_epoch))
 
 
-def capped(config, t_max: int) -> int:
-    """The steps a run takes: t_max, or fewer with max_steps (its lr schedule still spans t_max)."""
-    return t_max if config.max_steps is None else min(t_max, config.max_steps)
+def capped(config, t_max: int, per_epoch: int | None = None) -> int:
+    """The steps a run takes: t_max, or fewer with max_steps (its lr schedule still spans t_max);
+    with drop_last no more than its epochs of full batches."""
+    steps = t_max if config.max_steps is None else min(t_max, config.max_steps)
+    return min(steps, max(1, round(config.epochs * per_epoch))) if config.drop_last and per_epoch else steps
 
 
 def every(interval: int, steps: int, extra=()) -> tuple[int, ...]:

@@ -95,7 +95,53 @@ class DataConfig(_Frozen):
         return self
 
 
-class RunConfig(_Frozen):
+class PruningSettings(_Frozen):
+    """How a run prunes (appendix A.1, table 4): the sparsity and its schedule, mask training's
+    initialisation and threshold resets, IMP's levels and what a pruning removes; RunConfig's own."""
+
+    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
+    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
+    schedule: Literal["fixed", "cubic"] = "fixed"
+    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
+    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
+    # mask with the hard scores (TAMT figure 7)
+    mask_init: Literal["hard", "soft", "random"] = "hard"
+    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
+    mask_embeddings: bool = False
+    phi: float = Field(0.01, gt=0)
+    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
+    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
+    threshold_ties: Literal["exact", "authors"] = "exact"
+    alpha: float = Field(2.0, ge=1)
+    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
+    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
+    hard_init_ties: Literal["exact", "authors"] = "exact"
+    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
+    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
+    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
+    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
+    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
+    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
+    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
+    threshold_reset_on_best: bool = False
+    imp_delta_s: float = Field(0.1, gt=0, lt=1)
+    imp_delta_t: float = Field(0.1, gt=0, le=1)
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
+    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
+    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
+    imp_rewind: bool = False
+    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
+    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
+    # authors': LT_pretrain.py:400, 521; trainer_imp.py:436-439; oneshot.py:43-49)
+    prune_rounding: Literal["floor", "torch"] = "floor"
+    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
+    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
+    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
+    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
+    imp_objective: Literal["loss", "cross_entropy"] = "loss"
+
+
+class RunConfig(PruningSettings):
     """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
 
     task: AnyTask
@@ -120,9 +166,10 @@ class RunConfig(_Frozen):
     warmup_steps: Optional[int] = Field(None, ge=0)  # a fixed count (the authors' scripts); wins over the ratio
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: Optional[float] = Field(None, gt=0)  # gradient clipping; None: none (the authors': 1.0)
-    # the optimiser (engine/step.py): AdamW, or BertAdam, TAMT-KD's (no bias correction, eps 1e-6:
-    # mask_training/transformer/optimization.py of llyx97/TAMT)
-    optimizer: Literal["adamw", "bertadam"] = "adamw"
+    # the optimiser (engine/step.py): torch's AdamW; hf_adamw, the authors' (transformers 2.x/3.x AdamW: eps
+    # added to sqrt(v) before the bias correction, hg_transformers/optimization.py of both repositories); or
+    # BertAdam, TAMT-KD's (no bias correction, eps 1e-6: mask_training/transformer/optimization.py of llyx97/TAMT)
+    optimizer: Literal["adamw", "hf_adamw", "bertadam"] = "adamw"
     grad_clip: Literal["global", "per_parameter"] = "global"  # per_parameter: the authors' QQP scripts
     eval_interval: int = Field(1000, gt=0)  # also the threshold-reset interval Delta t_phi
     train_embeddings: bool = True
@@ -150,47 +197,29 @@ class RunConfig(_Frozen):
     kd_teacher_dropout: bool = False
     kd_eval_loss: Literal["cosine", "mse"] = "cosine"
     mlm_unk_targets: bool = False
-    # pruning (appendix A.1, table 4)
-    sparsity: float = Field(0.0, ge=0.0, lt=1.0)
-    sparsity_init: Optional[float] = Field(None, ge=0.0, lt=1.0)  # gradual: s_init -> sparsity
-    schedule: Literal["fixed", "cubic"] = "fixed"
-    ramp_end: float = Field(0.5, gt=0, le=1)  # cubic schedule reaches the target at this fraction
-    # hard: the OMP mask, scores alpha phi and 0 (eq. 1); soft: scores |W| (eq. 2); random: a random
-    # mask with the hard scores (TAMT figure 7)
-    mask_init: Literal["hard", "soft", "random"] = "hard"
-    # mask the word embeddings too (TAMT's code: weight_types "E"); not counted in the reported sparsity
-    mask_embeddings: bool = False
-    phi: float = Field(0.01, gt=0)
-    # threshold resets: exact sparsity, ties broken by position (ours), or the authors' rule (ties
-    # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
-    threshold_ties: Literal["exact", "authors"] = "exact"
-    alpha: float = Field(2.0, ge=1)
-    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
-    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
-    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
-    threshold_reset_on_best: bool = False
-    imp_delta_s: float = Field(0.1, gt=0, lt=1)
-    imp_delta_t: float = Field(0.1, gt=0, le=1)
-    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning:
-    # IMP on the MLM objective (TAMT section 4.1; imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT)
-    imp_rewind: bool = False
-    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
-    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
-    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
-    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
-    imp_objective: Literal["loss", "cross_entropy"] = "loss"
+    # drop_last: a batch smaller than batch_size is skipped (floor(n / b) steps an epoch, the lr decaying over
+    # int(epochs n / b)), as train_kd.py:951-952 (828-829) does; eval_loss_batch: the held-out losses as the
+    # mean of per-batch means over batches of this many (eval_kd.py:312-314; eval_mlm.py, the HF Trainer's
+    # prediction loop; their --eval_batch_size 16), None: the mean over the held-out examples
+    drop_last: bool = False
+    eval_loss_batch: Optional[int] = Field(None, gt=0)
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
-    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps
-    # (TAMT's glue_trans*.py / squad_trans*.py: the last is recorded, never compared), the last where none is
+    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps,
+    # the last where none is (fine-tuning and mask training): Part I's trainer.py and mask_trainer.py keep the
+    # best at `global_step % logging_steps == 0` and run_glue.py / mask_run_glue.py reload it; TAMT's
+    # glue_trans*.py / squad_trans*.py record the last, never compare it
     select_final: bool = True
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
     select_metric: Optional[str] = None
+    # the metric of the dev score, selected on and reported; None: the task's. max_acc_acc_and_f1 on MRPC: the
+    # larger of accuracy and acc_and_f1 at each evaluation, which the authors' glue_trans.py:425 keeps and reports
+    dev_metric: Optional[str] = None
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
@@ -212,6 +241,11 @@ class RunConfig(_Frozen):
             if self.select_metric not in recorded:
                 raise ValueError(f"select_metric={self.select_metric!r} is not recorded for task {self.task}; "
                                  f"accepted: {', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
+        if self.dev_metric is not None:  # a classification kind's setting (kinds/classification.py)
+            recorded = spec(self.task).metrics or (spec(self.task).metric,)
+            if self.dev_metric not in recorded:
+                raise ValueError(f"dev_metric={self.dev_metric!r} is not recorded for task {self.task}; accepted: "
+                                 f"{', '.join(recorded)} (or null: the task's {spec(self.task).metric})")
         if self.data.mnli_dev != "matched" and self.task != "mnli":
             raise ValueError(f"data.mnli_dev={self.data.mnli_dev} picks MNLI's dev set: task={self.task} has none")
         if self.loss == "confreg" and self.teacher is None:

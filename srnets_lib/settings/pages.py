@@ -161,6 +161,10 @@ class Tamt(Block):
     mask_seeds: list[int] = [1, 2, 3]  # TAMT, IMP, random: 3 masks; OMP: one (the first seed)
     finetune_seeds: list[int] = [1, 2, 3]  # each mask fine-tuned 3 times (section 4.1)
     imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run yields every level up to it
+    # IMP on MLM rewinds the backbone to theta_pt after every pruning (the paper's section 4.1), or does
+    # not: imp_and_fine_tune/LT_pretrain.py:397 keeps `orig` as tensors sharing storage with the live
+    # weights, so its "rewind" (lines 528-530) copies them onto themselves (false: the authors' as run)
+    imp_rewind: bool = False
     head: bool = False  # train an MLM head first (a backbone without one: the packaged MiniLM)
     # TAMT's iterations per sparsity (run_glue/train_mlm/main_result/*: table 2); none given: the
     # iterations IMP takes to reach that sparsity, (s / delta_s - 1) S
@@ -178,8 +182,11 @@ class Tamt(Block):
     iteration_sparsities: list[float] = [0.6, 0.7, 0.8]
     iteration_steps: list[int] = [1000, 2000, 3000, 5000, 10000, 20000, 25000]
     imp_intervals: list[int] = [200, 300, 500, 900, 2792]
-    # IMP's epochs at an interval of imp_intervals (else the run's): imp/bert/prun_step{300,500,900}/ train 1 epoch
-    imp_interval_epochs: dict[int, float] = {300: 1, 500: 1, 900: 1}
+    # figure 8's IMP masks (the distance to OMP, mask_training/mask_dist.py: prun_steps 200 300 500 900 1396
+    # 2792): those of imp_intervals and of these intervals too, whose masks are probed, not fine-tuned
+    distance_imp_intervals: list[int] = []
+    # IMP's epochs at an interval (else the run's): imp/bert/prun_step{300,500,900,1396}/ train 1 epoch
+    imp_interval_epochs: dict[int, float] = {300: 1, 500: 1, 900: 1, 1396: 1}
     # figure 5 (section 4.2.2, make book-full): TAMT's masks after each of iteration_steps at these sparsities,
     # probed and fine-tuned on figure_tasks (shell_scripts/eval_{mlm,kd}/tamt_*.sh)
     trajectory_sparsities: list[float] = [0.5, 0.6, 0.7, 0.8]

@@ -69,17 +69,20 @@ class Recipes:
         return self.p.run("corpus", method, loss, seed=seed, sparsity=sparsity, init_from=self.head(), **fields)
 
     def tamt_imp(self, seed, interval=None) -> RunConfig:
-        """IMP on the MLM objective, rewinding the backbone after every pruning, keeping every
-        level's mask (one run yields tamt.imp_target's levels; TAMT section 4.1); with `interval`,
+        """IMP on the MLM objective, its optimiser restarted at every pruning and the backbone
+        rewound to theta_pt after it where tamt.imp_rewind (the paper's text; the authors'
+        LT_pretrain.py never rewinds as run), keeping every level's mask (one run yields
+        tamt.imp_target's levels; TAMT section 4.1); with `interval`,
         pruning every that many steps instead, for tamt.imp_interval_epochs' epochs at that interval,
         else the run's (figures 6, 14-16: imp/bert/prun_step*/ run LT_pretrain.py, which keeps pruning
         whatever sparsity a figure reads)."""
         tamt = self.p.tamt
-        default = self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True)
+        rewind = {"imp_rewind": True} if tamt.imp_rewind else {}
+        default = self.corpus("imp-rw", "mlm", tamt.imp_target, seed, **rewind)
         epochs = {"epochs": tamt.imp_interval_epochs[interval]} if interval in tamt.imp_interval_epochs else {}
         if interval is None or (interval == methods.planned_schedule(default).restarts[1] and not epochs):
             return default  # the same run
-        return self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_rewind=True, imp_interval=interval, **epochs)
+        return self.corpus("imp-rw", "mlm", tamt.imp_target, seed, imp_interval=interval, **rewind, **epochs)
 
     def tamt(self, objective, sparsity, seed, init="hard", steps=None) -> RunConfig:
         """TAMT: mask training with a pre-training objective from the OMP mask (init=random: figure

@@ -4,7 +4,8 @@ never by loading data), the disk their kept files need, and their GPU-hours (cos
 
     python -m srnets_lib plan book/*.ipynb --params params/paper.yaml
 
-prints every distinct run under the first section that needs it, then totals; its last line
+prints every distinct run under the first section that needs it (its optimiser and, for IMP,
+whether its weights are rewound or kept after each pruning), then totals; its last line
 is exactly `TOTAL: <N> runs, <M> optimizer steps`.
 """
 
@@ -96,7 +97,15 @@ def _describe(p: PlannedRun) -> list[str]:
     x = methods.get(c.method).describe(c)
     extra = "+ood" if c.data.ood_train else ""
     return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
-            c.backbone if c.backbone != REFERENCE_BACKBONE else ""]
+            c.optimizer if p.steps else "-", rewinding(c), c.backbone if c.backbone != REFERENCE_BACKBONE else ""]
+
+
+def rewinding(config: RunConfig) -> str:
+    """IMP's weights after each pruning: rewound to their initial values, or kept (trained on); '-'
+    for a run that never prunes as it trains."""
+    if config.method not in ("imp", "imp-rw"):
+        return "-"
+    return "rewound" if config.imp_rewind else "kept"
 
 
 def _count(n: int) -> str:
@@ -106,7 +115,8 @@ def _count(n: int) -> str:
 def report(planned: list[PlannedRun], rates=None, runs_per_gpu: int = 1) -> str:
     """Every run under its section, then totals: steps by length, disk, evaluation, GPU-hours
     (cost.lines: `rates`, bench's measured rates or cost.Assumed), and last `TOTAL: ...`."""
-    header = ["method", "loss", "start", "sparsity", "task", "seed", "epochs", "steps", "backbone"]
+    header = ["method", "loss", "start", "sparsity", "task", "seed", "epochs", "steps", "optimizer", "imp weights",
+              "backbone"]
     lines = []
     for section in dict.fromkeys(p.section for p in planned):
         rows = [_describe(p) for p in planned if p.section == section]

@@ -136,7 +136,8 @@ def judged_rows(page) -> pd.DataFrame:
 
 
 METRIC_NAMES = {"accuracy": "accuracy", "matthews_corrcoef": "Matthews corr.", "pearson": "Pearson r",
-                "squad_f1": "F1", "acc_and_f1": "(accuracy + F1) / 2", "f1": "F1", "weighted_f1": "weighted F1"}
+                "squad_f1": "F1", "acc_and_f1": "(accuracy + F1) / 2",
+                "max_acc_acc_and_f1": "max(accuracy, (accuracy + F1) / 2)", "f1": "F1", "weighted_f1": "weighted F1"}
 
 
 def per_seed_means(df: pd.DataFrame, tasks) -> pd.DataFrame:

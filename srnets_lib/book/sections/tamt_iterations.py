@@ -10,8 +10,8 @@ import pandas as pd
 from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
-from srnets_lib.book.sections.tamt import (FULL, SERIES, TamtSection, fewest, overall, overall_scores, runs_behind,
-                                           score_figure, scores_only, seed_margins)
+from srnets_lib.book.sections.tamt import (FULL, PROBE_TASK, SERIES, TamtSection, fewest, overall, overall_scores,
+                                           runs_behind, score_figure, scores_only, seed_margins)
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 from srnets_lib import methods
 from srnets_lib.model import pruning
@@ -93,7 +93,8 @@ class Iterations(TamtSection):
         """Each mask at tamt.iteration_sparsity (group "") and at each other of tamt.iteration_sparsities
         (group "<s> sparsity": figures 14-16): a TAMT run stopped after 0 steps (its initial mask) and
         after each of tamt.iteration_steps, from OMP or random; IMP pruning every tamt.imp_intervals
-        steps, at its level s), fine-tuned on each task and seed."""
+        steps, at its level s), fine-tuned on each task and seed; and figure 8's IMP masks at
+        tamt.distance_imp_intervals, probed on the corpus only."""
         tamt = recipes.p.tamt
         chosen = [tamt.iteration_sparsity] + [s for s in tamt.iteration_sparsities  # IMP's levels end at imp_target
                                               if abs(s - tamt.iteration_sparsity) > 1e-9 and s <= tamt.imp_target + 1e-9]
@@ -108,6 +109,10 @@ class Iterations(TamtSection):
                 for interval in tamt.imp_intervals:
                     imp = recipes.tamt_imp(seed, interval)
                     masks.append(("IMP", imp_iterations(recipes, imp, s), imp, s))
+                for interval in [n for n in tamt.distance_imp_intervals if n not in tamt.imp_intervals]:
+                    imp = recipes.tamt_imp(seed, interval)  # figure 8 only: its mask, probed on the corpus
+                    points.append(Point("IMP", PROBE_TASK, seed, imp_iterations(recipes, imp, s),
+                                        recipes.probe(imp, s), group=group))
             for task in tasks:
                 for ft in tamt.finetune_seeds:
                     if not group:
@@ -129,7 +134,8 @@ class Iterations(TamtSection):
 
     def table(self, page):
         index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
-        return plots.table(scores_only(page.frame), index=index)
+        frame = page.frame[page.frame.task != PROBE_TASK] if not page.frame.empty else page.frame
+        return plots.table(scores_only(frame), index=index)
 
     def judge(self, page) -> list[Verdict]:
         """Sections 4.2.3 and 4.2.4's claims at tamt.iteration_sparsity (figures 6 and 7)."""

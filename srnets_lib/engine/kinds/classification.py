@@ -33,6 +33,7 @@ class Classification(TaskKind):
     auto_class, pipeline_tag = "AutoModelForSequenceClassification", "text-classification"
     example_inputs = 'tokenizer("a premise", "a hypothesis", truncation=True, return_tensors="pt")'
     stores_predictions = True
+    settings = ("dev_metric",)
 
     @classmethod
     def workload(cls, config):
@@ -47,6 +48,8 @@ class Classification(TaskKind):
     def parts(cls, config, store, request, data: TaskData, tokenizer, model) -> Parts:
         """Its tokenised splits, the bias model's and teacher's predictions the loss reads,
         length-grouped batches, the loss (losses.py) and the task's scores."""
+        if config.dev_metric is not None:  # the dev score's metric, selected on and reported (MRPC: the authors')
+            data.metric = config.dev_metric
         bias_probs, bias_source = authors_bias(config, data)  # drops the rows the authors' file lacks
         pad_id = tokenizer.pad_token_id or 0
         tokenizer_id = backbones.backbone_id(config.backbone, None)

@@ -47,7 +47,8 @@ class Corpus(TaskKind):
     auto_class, pipeline_tag = "AutoModelForMaskedLM", "fill-mask"
     lengths = "full"  # contiguous blocks of max_length tokens (KD instances: padded to it)
     example_inputs = 'tokenizer("a text with a [MASK] token", truncation=True, return_tensors="pt")'
-    settings = ("kd_data", "kd_loss_padding", "kd_teacher_dropout", "kd_eval_loss", "mlm_unk_targets")
+    settings = ("kd_data", "kd_loss_padding", "kd_teacher_dropout", "kd_eval_loss", "mlm_unk_targets", "drop_last",
+                "eval_loss_batch")
 
     @classmethod
     def validate(cls, config):
@@ -233,7 +234,9 @@ class InstanceBatches(CorpusBatches):
 class CorpusEvaluator(Eager):
     """Held-out MLM and KD losses (the corruption fixed by seed 42, as the authors' eval_mlm.py; KD
     on the same blocks, or on the dev KD instances `kd_instances`, as config.kd_eval_loss
-    measures it); `dev` is minus the run's own objective, so the higher the better as for a task."""
+    measures it), averaged over the examples, or with config.eval_loss_batch the mean of the means
+    of batches of that many (eval_kd.py:312-314, eval_mlm.py); `dev` is minus the run's own
+    objective, so the higher the better as for a task."""
 
     ood: tuple[str, ...] = ()
     reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.Evaluator)
@@ -242,6 +245,8 @@ class CorpusEvaluator(Eager):
 
     def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, config,
                  kd_instances: Encoded | None = None):
+        self.per_batch = config.eval_loss_batch is not None
+        batch_size = config.eval_loss_batch or batch_size
         batches = CorpusBatches(encoded, tokenizer, batch_size, 42, True, config.mlm_unk_targets)
         rng = np.random.default_rng(42)
         self.batches = [batches.batch(np.arange(i, min(i + batch_size, len(batches))), rng)
@@ -256,7 +261,7 @@ class CorpusEvaluator(Eager):
     def _totals(self, batches: list[dict], terms: tuple[str, ...]) -> tuple[dict[str, float], int]:
         totals, rows = dict.fromkeys(terms, 0.0), 0
         for batch in batches:
-            n = batch["inputs"]["input_ids"].shape[0]
+            n = 1 if self.per_batch else batch["inputs"]["input_ids"].shape[0]  # a batch's mean, or its rows
             for term, value in self.loss.losses(batch, terms, self.measure).items():
                 totals[term] += float(value) * n
             rows += n

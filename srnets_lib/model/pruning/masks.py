@@ -119,14 +119,21 @@ class Masked(nn.Module):
 
     # --- sparsity control ---------------------------------------------------------------
     def start_mask_training(self, init: str, sparsity: float, phi: float = 0.01, alpha: float = 2.0,
-                            ties: str = "exact", generator: torch.Generator | None = None) -> None:
-        """Hard init (eq. 1): m_hat = 0 for the k smallest |W|, alpha * phi otherwise, phi fixed.
-        Soft init (eq. 2): m_hat = |W|, phi set by the sparsity constraint. Random init (TAMT
-        section 4.2.4): the hard scores on k entries drawn at random (`generator`, on the CPU)."""
+                            ties: str = "exact", generator: torch.Generator | None = None,
+                            init_ties: str = "exact") -> None:
+        """Hard init (eq. 1): m_hat = 0 for the k smallest |W|, alpha * phi otherwise, phi fixed
+        (`init_ties` authors: every |W| tied with the k-th smallest is pruned too, masking/maskers.py
+        `_weight_abs > kthvalue`). Soft init (eq. 2): m_hat = |W|, phi set by the sparsity
+        constraint. Random init (TAMT section 4.2.4): the hard scores on k entries drawn at random
+        (`generator`, on the CPU)."""
         weight = self.weight.detach().abs() * self.mask_values  # an existing mask is respected
         if init in ("hard", "random"):
             ranked = weight if init == "hard" else torch.rand(weight.shape, generator=generator).to(weight.device)
-            keep = keep_top(ranked, pruned_count(weight.numel(), sparsity))
+            k = pruned_count(weight.numel(), sparsity)
+            if init == "hard" and init_ties == "authors" and k > 0:
+                keep = weight > torch.kthvalue(weight.reshape(-1), k).values
+            else:
+                keep = keep_top(ranked, k)
             scores = torch.where(keep, torch.full_like(weight, alpha * phi), torch.zeros_like(weight))
             self.mask_scores = nn.Parameter(scores)
             self.threshold.fill_(phi)
