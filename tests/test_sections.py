@@ -177,7 +177,10 @@ def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, mon
     assert page.seeds == [1] and page.sparsities == [0.7]
     assert page.missing == page.points and page.frame.empty
     assert "5 of the 5 points of this page have no finished run" in page.missing_note()
-    verdicts = page.evaluate()
+    assert page.evaluate() == []  # 4.4's rule reads its sparsities together: not judged at 0.7 alone
+    assert page.asked_note().startswith("**Judged at sparsity 0.7 only** (asked for it); its default sparsities 0.5")
+    everything = pages.load("sec4_4", params_file=str(tiny_params), seeds="[1]")
+    verdicts = everything.evaluate()
     assert verdicts and all(v.holds is None and v.reason == "runs missing" for v in verdicts)
     assert not store.exists()  # nothing computed
 

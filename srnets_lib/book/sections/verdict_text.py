@@ -110,6 +110,8 @@ def summary(verdicts: list[Verdict], synthetic: bool) -> str:
     its clearest and its weakest case with their numbers (all from the verdicts, so from the store)."""
     scale = "on synthetic data, not the paper's" if synthetic else "at this build's settings"
     words = [v.outcome for v in verdicts]
+    if not verdicts:
+        return f"**In short** ({scale}): this page judges no case of its claims at these settings."
     if all(w == "not measurable" for w in words):
         return f"**In short** ({scale}): none of the {len(verdicts)} cases this page judges is measurable yet."
     thin = sum(v.thin for v in verdicts)
