@@ -206,7 +206,7 @@ class Assumed(Rates):
 
 
 # the faster settings a params file may switch to, each a deviation from the authors (precision,
-# padding; the book's introduction lists them)
+# padding; the book's settings page, book/deviations.md, lists them)
 ALTERNATIVES = (("tf32", None), ("bf16", None), ("fp32", "dynamic"), ("tf32", "dynamic"), ("bf16", "dynamic"))
 BENCH = ("python -m srnets_lib.tools.bench --models bert-base --workloads mask finetune imp eval --variants "
          "'compiled fp32 pad' 'compiled tf32 pad' 'compiled fp32' 'compiled tf32' (and for the corpus and "
