@@ -77,7 +77,7 @@ browser:
 # (nothing to register); a saved notebook's outputs never reach a commit (the nbstripout git filter,
 # set up here and by make book/test: .gitattributes names it)
 lab: $(STAMP) notebook-filter
-	$(VENV)/bin/jupyter lab --notebook-dir=book
+	$(VENV)/bin/jupyter lab --notebook-dir=book $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 notebook-filter: $(STAMP)
 	@git rev-parse --git-dir >/dev/null 2>&1 \

@@ -112,14 +112,18 @@ class Scorecard:
         return Shown(
             report.banner(self.params),
             f"It reads the run store `{report.shown_store()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
-            f"**How a claim is decided.** Each claim is judged on each of its cases (a task, a sparsity, a "
-            f"series) by its rule, on the mean over seeds; the margin is how far the closest of the rule's "
-            f"values clears its threshold, in the claim's unit (points of a score; % of a share; a loss in its own unit (nats of the MLM loss, 1 - cos of the KD loss); "
-            f"a rank correlation). A case is *within noise* when its margin is within {NOISE:g} standard errors "
-            f"of 0 (the standard error from the runs' stored predictions and, with several seeds, from the "
-            f"seeds' own margins); else *confirmed* when every threshold is cleared by at least "
-            f"{100 * MARGIN:g} point (1%, 0.01 of a loss, 0.01 of a correlation), else *not confirmed*. A claim is "
-            f"confirmed when every case is, partly confirmed when some are.",
+            f"**How a claim is decided.** A claim's rule has parts (the ID score kept, the OOD score gained, a "
+            f"prerequisite such as the model having learned the task), each a value minus its threshold in the "
+            f"claim's unit (points of a score; % of a share; a loss in its own unit: nats of the MLM loss, 1 - cos "
+            f"of the KD loss; a rank correlation). Each seed is judged alone on every part, and a seed failing a "
+            f"prerequisite fails; a case's margin is the mean over its seeds of the rule's margin (its weakest "
+            f"part), with a standard error from the runs' stored predictions and the seeds' spread, and each part "
+            f"carries its own. A case is *not confirmed* when the margin or a part falls below 0 by more than "
+            f"{NOISE:g} standard errors (or fewer than half its seeds clear it alone); *confirmed* when the margin "
+            f"and every part clear their thresholds by at least {100 * MARGIN:g} point (1%, 0.01 of a loss, 0.01 of "
+            f"a correlation) and by more than {NOISE:g} standard errors; *within noise* otherwise. A claim is "
+            f"confirmed when every case is, partly confirmed when some are and no more are not confirmed, not "
+            f"confirmed when more of its cases are not confirmed than confirmed (book/sections/verdict.py).",
             Html(f"Of its {len(self.frame)} claims: " + ", ".join(f"{badge(word)} {n}" for word, n in counts.items())
                  + "."))
 
@@ -139,8 +143,10 @@ class Scorecard:
                 f'<td><a href="{r.page}.html">{text(r.section)}</a></td>'
                 f"<td>{text(r.claim)}{f' [{text(r.group)}]' if r.group else ''}</td>"
                 f"<td><small>{text(r.rule)}</small></td><td>{text(r.margin)}</td><td>{text(r.alone)}</td></tr>")
+        widths = "".join(f'<col style="width: {w}%">' for w in (16, 7, 19, 32, 15, 11))  # the rule's words the widest
         return Shown(Html(f'<div class="scorecard" style="font-size: 0.8em"><table class="dataframe">'
-                          f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"))
+                          f"<colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+                          "</table></div>"))
 
     def evidence(self) -> Shown:
         """Per claim: the paper's figure or table, what the paper prints for it (or what its figure
@@ -154,7 +160,7 @@ class Scorecard:
             "the paper prints": f.paper.map(text),
             "this build's weakest case": f.measured.map(text),
             "cases": f.confirmed.map(text)})
-        return Shown(Html(f'<div style="font-size: 0.8em">{_html(table)}</div>'))
+        return Shown(Html(f'<div class="scorecard" style="font-size: 0.8em">{_html(table, (8, 22, 30, 30, 10))}</div>'))
 
     def details(self) -> Shown:
         """Every verdict behind the rows, in a collapsed block."""
@@ -209,5 +215,11 @@ class Scorecard:
             Html(_html(precision.summary(errors, gaps))))
 
 
-def _html(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=False, border=0, classes="dataframe", justify="left")
+def _html(df: pd.DataFrame, widths: tuple[int, ...] = ()) -> str:
+    """A table's HTML; `widths`: its columns' shares of the text column (%), for a fixed layout."""
+    table = df.to_html(index=False, escape=False, border=0, classes="dataframe", justify="left")
+    if not widths:
+        return table
+    columns = "".join(f'<col style="width: {w}%">' for w in widths)
+    opening = table.index(">") + 1
+    return f"{table[:opening]}<colgroup>{columns}</colgroup>{table[opening:]}"

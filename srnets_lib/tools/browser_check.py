@@ -8,6 +8,8 @@ no data is one: book/page.py), setup code, or a table cut in the middle; no tabl
 the text column; no text may name a path of the machine that built it; section notebooks must hold a
 figure at least 70% of the text column wide; the scorecard must hold a row per claim; no code cell
 may be shown, and no page's summary may give a claim another outcome than the scorecard's line for it.
+Last, JupyterLab is opened on book/sec4_2.ipynb (in this environment, its kernel the venv's python3,
+gathering from the run store) and Run All must draw the page's first figure.
 Screenshots are taken at 1400 and 800 px wide (<chapter>.png, <chapter>-800.png), and the table
 widths are checked at both. A screenshot of each chapter is saved. It uses a chromium and chromedriver
 already on the machine and installs nothing (`make browser` installs Debian's, as .ci/run does);
@@ -118,9 +120,39 @@ def check(html: Path, screenshots: Path) -> list[str]:
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
             print(f"browser_check: {name}: {len(images)} image(s), {status}")
             failures += [f"{name}: {p}" for p in problems]
+        failures += lab_problems(driver, screenshots)
     finally:
         driver.quit()
     return failures + disagreements(claims)
+
+
+LAB_NOTEBOOK = "sec4_2.ipynb"
+LAB_SECONDS = 300  # Run All on a gathered page: a kernel's start and the page's cells
+
+
+def lab_problems(driver, screenshots: Path) -> list[str]:
+    """JupyterLab on book/ opens LAB_NOTEBOOK, runs all its cells and shows its first figure."""
+    import os
+    import time
+
+    from srnets_lib.tools.jupyter_run import Server
+
+    env = {**os.environ, "SRNETS_COMPUTE": os.environ.get("SRNETS_COMPUTE", "0")}
+    with Server(paths.BOOK_DIR, env, app="lab", options=("--LabApp.expose_app_in_browser=True",)) as lab:
+        driver.get(f"{lab.url}/lab/tree/{LAB_NOTEBOOK}?token={lab.token}")
+        deadline = time.time() + LAB_SECONDS
+        script = ("const app = window.jupyterapp; if (!app || !app.shell.currentWidget ||"
+                  " !app.shell.currentWidget.sessionContext || !app.shell.currentWidget.sessionContext.session)"
+                  " return false; app.commands.execute('notebook:run-all-cells'); return true;")
+        while time.time() < deadline and not driver.execute_script(script):
+            time.sleep(1)
+        figure = ("return document.querySelectorAll('.jp-OutputArea-output img').length;")
+        while time.time() < deadline and not driver.execute_script(figure):
+            time.sleep(2)
+        found = driver.execute_script(figure)
+        driver.save_screenshot(str(screenshots / "jupyterlab.png"))
+    print(f"browser_check: JupyterLab: {LAB_NOTEBOOK} after Run All: {found} figure(s)")
+    return [] if found else [f"JupyterLab: {LAB_NOTEBOOK} showed no figure {LAB_SECONDS} s after Run All"]
 
 
 def disagreements(claims: list[tuple]) -> list[str]:
