@@ -110,3 +110,17 @@ def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS] + ["book/synthetic_data"]
     assert all((paths.PROJECT_ROOT / f"{n}.ipynb").exists() or (paths.PROJECT_ROOT / f"{n}.md").exists()
                for n in names)
+
+
+def test_lengths_counts_a_files_word_pieces_beside_benchs_mnli_like_ones(tmp_path, capsys):
+    """What plan's rows assume for QQP and FEVER (bench's MNLI-like lengths) checked against the
+    real files on a CPU: [CLS] paris [SEP] france [SEP] is 5 word pieces, the longer pair 10."""
+    from srnets_lib.tools.bench.lengths import main as lengths
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"claim": "Paris", "evidence": "France", "gold_label": "SUPPORTS"}\n'
+                     '{"claim": "Paris is big", "evidence": "France is a country", "gold_label": "REFUTES"}\n')
+    assert lengths(["fever", str(pairs)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{pairs}: 2 pairs: mean 7.5 word pieces, median 8, 90% 10, 99% 10, 0.0% at 128"
+    assert out[1].startswith("bench's mnli-like lengths (generated): 4,096 pairs: mean 39.5 word pieces")
