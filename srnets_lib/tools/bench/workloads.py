@@ -1,6 +1,6 @@
 """What the benchmark steps: its workloads and variants (VARIANTS: each adds one change to the
 one before it), the benchmarked models, generated example lengths, and one training step of each
-variant: the naive reference's or the training loop's own (training/step.py)."""
+variant: the naive reference's or the training loop's own (engine/step.py)."""
 
 from __future__ import annotations
 
