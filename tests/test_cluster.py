@@ -153,11 +153,24 @@ def head_and_another_host():
         cluster.shutdown()
 
 
+def judged_in_the_cluster(cluster, lock) -> tuple[str, str]:
+    """locks.lock_state of `lock` from a driver connected to the cluster (what a later sweep sees)."""
+    import ray
+
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        state = locks.lock_state(lock)
+    finally:
+        ray.shutdown()
+    return state.name, state.why
+
+
 def test_a_node_of_another_host_killed_mid_run_has_its_run_resumed_on_the_head(store, tiny_params):
-    """The worker node runs on "another host": its lock names that host, its pid and its Ray node,
-    and the head cannot see its processes. Killed while it computes a run, its node is reported dead
-    by Ray, the run's retry on the head takes the lock over at once (not after the stale limit, and
-    with nothing to remove by hand) and resumes from the checkpoint the other host left."""
+    """The worker node runs on "another host": its lock names that host, its pid, its Ray node and
+    task, and the head cannot see its processes. Killed while it computes a run, the run's retry on
+    the head (the same Ray task) takes the lock over at once (not after the stale limit, and with
+    nothing to remove by hand) and resumes from the checkpoint the other host left; any other
+    process (a later sweep) would take it over as Ray reports the node dead."""
     longer = "epochs=40"  # runs of a few seconds: one is caught on the other host after a checkpoint
     started, killed = time.time(), None
     with head_and_another_host() as (cluster, other):
@@ -177,16 +190,23 @@ def test_a_node_of_another_host_killed_mid_run_has_its_run_resumed_on_the_head(s
         out, _ = proc.communicate(timeout=300)
         logs = "".join(p.read_text(errors="replace") for p in
                        (Path(cluster.head_node.get_session_dir_path()) / "logs").glob("worker-*.err"))
+        if killed is not None:  # the lock as the dead node left it, judged by a process that is not its retry
+            left = killed / "left.lock"
+            left.write_text(held)
+            judged = judged_in_the_cluster(cluster, left)
+            left.unlink()
     assert killed is not None, "no run was caught on the other host: the sweep ended first\n" + out[-2000:]
     assert proc.returncode == 0 and "5 computed, 0 failed" in out, out[-3000:]
     first, resumed = attempts(killed)
     assert (first["host"], first["node"]) == (OTHER_HOST, other.node_id)
-    assert held == f"{OTHER_HOST}:{first['pid']} ray-node={other.node_id}"  # what the lock recorded
+    assert held.startswith(f"{OTHER_HOST}:{first['pid']} ray-node={other.node_id} ray-task=")  # what it recorded
     assert (resumed["host"], resumed["node"]) == (socket.gethostname(), head) and computed_by(killed) == head
     assert resumed["resumed_at"] is not None and resumed["resumed_at"] > 0  # from its checkpoint
     taken_after = time.mktime(time.strptime(resumed["at"], "%Y-%m-%d %H:%M:%S")) - killed_at
     assert taken_after < locks.STALE_SECONDS / 3, f"resumed {taken_after:.0f} s after the kill"
-    assert f"is taken over: Ray reports its node {other.node_id} dead" in logs
+    # the retry (the same Ray task) took the lock over at once; any other process: as its node is dead
+    assert f"(held by {held}) is taken over: an earlier attempt of this Ray task wrote it" in logs
+    assert judged == ("taken", f"Ray reports its node {other.node_id} dead")
     others = [run for run in store.glob("*-*-*-*") if run != killed]
     assert len(others) == 4 and all(len(attempts(run)) == 1 for run in others)
     assert served(store, tiny_params, longer) == [None] * 5  # every result whole, its files as recorded

@@ -1,5 +1,6 @@
-"""The lock rules of store/locks.py, one test each: a lock records host, pid and Ray node; a lock
-whose Ray node Ray reports dead is taken over at once; a lock of this host whose process is gone is
+"""The lock rules of store/locks.py, one test each: a lock records host, pid, Ray node and task; a
+lock of an earlier attempt of the Ray task that reads it is taken over at once; a lock whose Ray
+node Ray reports dead is taken over at once; a lock of this host whose process is gone is
 taken over; a lock whose heartbeat is older than the stale limit is stale whatever its pid (this
 host: taken over, saying so; another host without a Ray node Ray reports dead: refused naming its
 path and the `rm`). The lost node of another host, for real: tests/test_cluster.py."""
@@ -43,7 +44,8 @@ def dead_pid() -> int:
 
 
 def test_a_lock_records_host_pid_and_ray_node_and_earlier_locks_still_read():
-    assert locks.Holder.parse(f"gpu-3:4242 ray-node={NODE}") == locks.Holder("gpu-3", 4242, NODE)
+    assert locks.Holder.parse(f"gpu-3:4242 ray-node={NODE} ray-task=t1") == locks.Holder("gpu-3", 4242, NODE, "t1")
+    assert locks.Holder("gpu-3", 4242, NODE, "t1").text() == f"gpu-3:4242 ray-node={NODE} ray-task=t1"
     assert locks.Holder.parse("gpu-3:4242") == locks.Holder("gpu-3", 4242, None)  # an earlier version's
     assert locks.Holder.parse("") is None and locks.Holder.parse("garbage") is None
     assert locks.Holder.here() == locks.Holder(HERE, os.getpid(), None)  # no Ray in this process
@@ -65,6 +67,37 @@ def test_a_lock_whose_ray_node_is_dead_is_taken_over_at_once_on_any_host(run, mo
     with pytest.raises(RunBusy, match="is being computed by other-host:123"):
         with run.claim():
             pass
+
+
+def test_a_lock_of_an_earlier_attempt_of_the_same_ray_task_is_taken_over_at_once(tmp_path):
+    """Ray runs a task again, with its task id, once the worker of its earlier attempt died (a worker
+    killed or out of memory, its node alive, on any host): the retry takes its lock over at once,
+    by this rule before any other. Here the first attempt claims the run and dies holding it."""
+    ray = pytest.importorskip("ray")
+    lock = tmp_path / paths.LOCK
+
+    def attempt(lock):
+        import os
+
+        from srnets_lib.store import locks
+
+        if not lock.exists():  # the first attempt: claim, then die holding the lock
+            with locks.claim(lock, "the-run", lock.parent):
+                os._exit(1)
+        state = locks.lock_state(lock)
+        with locks.claim(lock, "the-run", lock.parent):
+            mine = lock.read_text()
+        return state.name, state.why, state.holder, mine
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        name, why, first, second = ray.get(ray.remote(max_retries=1, retry_exceptions=False)(attempt).remote(lock))
+    finally:
+        ray.shutdown()
+    assert name == "taken" and why.startswith("an earlier attempt of this Ray task wrote it")
+    first, second = locks.Holder.parse(first), locks.Holder.parse(second)
+    assert first.task == second.task is not None and first.node == second.node is not None
+    assert first.pid != second.pid and not lock.exists()
 
 
 def test_a_lock_of_this_host_whose_process_is_gone_is_taken_over(run, capsys):

@@ -1,8 +1,11 @@
 """Runs claimed by one process at a time. runs/<key>/.lock is created exclusively and names its
-holder, `<host>:<pid>` and, where the holder runs inside Ray, ` ray-node=<node id>`; the holder
-touches it every HEARTBEAT_SECONDS (a heartbeat). Another process that needs the run waits for a
-live holder, and the rules of who is gone are these, in this order:
+holder, `<host>:<pid>` and, where the holder is a Ray task, ` ray-node=<node id> ray-task=<task id>`;
+the holder touches it every HEARTBEAT_SECONDS (a heartbeat). Another process that needs the run
+waits for a live holder, and the rules of who is gone are these, in this order:
 
+0. a lock written by an earlier attempt of the Ray task that reads it is taken over at once (Ray
+   runs a task again, with the same task id, only once the worker of its earlier attempt died:
+   killed, out of memory, on any host);
 1. a lock whose Ray node Ray reports dead (a lost node, on any host) is taken over at once;
 2. a lock of this host whose process no longer runs is taken over;
 3. a lock whose heartbeat is older than STALE_SECONDS is stale whatever its pid (pids are reused,
@@ -44,9 +47,11 @@ class Holder:
     host: str
     pid: int
     node: str | None = None  # the Ray node it runs on, if any
+    task: str | None = None  # the Ray task it runs, if any (the same id in every attempt of it)
 
     def text(self) -> str:
-        return f"{self.host}:{self.pid}" + (f" ray-node={self.node}" if self.node else "")
+        return (f"{self.host}:{self.pid}" + (f" ray-node={self.node}" if self.node else "")
+                + (f" ray-task={self.task}" if self.task else ""))
 
     @classmethod
     def parse(cls, text: str) -> "Holder | None":
@@ -56,12 +61,12 @@ class Holder:
         fields = dict(item.partition("=")[::2] for item in rest)
         if not host or not pid.isdigit():
             return None
-        return cls(host, int(pid), fields.get("ray-node") or None)
+        return cls(host, int(pid), fields.get("ray-node") or None, fields.get("ray-task") or None)
 
     @classmethod
     def here(cls) -> "Holder":
         where = runtime.where()
-        return cls(where["host"], where["pid"], where["node"])
+        return cls(where["host"], where["pid"], where["node"], ray_task())
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,11 @@ def lock_state(lock: Path) -> State:
             return State("alive", "just created", text or "a process that is writing it", age, text)
         return State("taken", f"it names no holder ({text[:40]!r}) and is {age:.0f} s old", text or "nobody", age,
                      text)
-    said, here = holder.text(), holder.host == runtime.where()["host"]
+    me = Holder.here()
+    said, here = holder.text(), holder.host == me.host
+    if holder.task and holder.task == me.task and (holder.host, holder.pid) != (me.host, me.pid):
+        return State("taken", f"an earlier attempt of this Ray task wrote it (Ray runs a task again only once "
+                              "the worker of its earlier attempt died)", said, age, text)
     if holder.node and ray_node_alive(holder.node) is False:
         return State("taken", f"Ray reports its node {holder.node} dead", said, age, text)
     if here and not pid_running(holder.pid):
@@ -109,6 +118,15 @@ def pid_running(pid: int) -> bool:
     except PermissionError:  # another user's process
         pass
     return True
+
+
+def ray_task() -> str | None:
+    """The Ray task this process runs, where it is a Ray worker running one."""
+    ray = sys.modules.get("ray")  # never imported here: only a process that runs Ray has a task
+    if ray is None or not ray.is_initialized():
+        return None
+    context = ray.get_runtime_context()
+    return context.get_task_id() if context.worker.mode == ray.WORKER_MODE else None  # a driver has none
 
 
 def ray_node_alive(node: str) -> bool | None:
