@@ -22,6 +22,7 @@ from srnets_lib.book import robustness
 from srnets_lib.book import runs as book_runs
 from srnets_lib.data.inputs import hub_datasets, missing as missing_inputs
 from srnets_lib.export import cli as export_cli
+from srnets_lib.model.backbones import hub_backbones
 from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.store import rekey
@@ -90,18 +91,21 @@ def _plan(args) -> int:
             return 2
     print(plan.report(planned, rates, args.runs_per_gpu))
     configs = [p.config for p in planned]
-    missing, hub = missing_inputs(configs, params.execution.skip_ood), hub_datasets(configs)
+    missing = missing_inputs(configs, params.execution.skip_ood)
+    hub = hub_datasets(configs) + [f"{backbone} (backbone)" for backbone in hub_backbones(configs)]
     if hub:  # after TOTAL (its last line stays the total)
-        print("\nfrom the hub (checked when a sweep starts): " + ", ".join(hub), file=sys.stderr)
+        print("\nfrom the hub (checked when a sweep starts; offline, from their copies in $SRNETS_HUB_MIRROR: "
+              "README): " + ", ".join(hub), file=sys.stderr)
     if missing:
-        print("\n".join(["", f"inputs: {len(missing)} missing; a sweep refuses to start without them:",
+        print("\n".join(["", f"inputs: {len(missing)} missing or not the published files; a sweep refuses to start "
+                          "without them:",
                           *(f"- {line}" for line in missing)]), file=sys.stderr)
     return 0
 
 
 def _evaluate(args) -> int:
     p = params_lib.load(args.params, args.set)
-    runs, _ = book_runs.of_notebooks(args.notebooks, p, args.full)
+    runs, _ = book_runs.of_notebooks(args.notebooks, p, args.full, args.part)
     configs = [node.config for node in runs]
     check_inputs(configs, p.execution.skip_ood)
     return evaluate.score_all(configs)
@@ -216,6 +220,9 @@ def parser() -> argparse.ArgumentParser:
     scorer = sub.add_parser("evaluate", help="score finished runs on OOD sets they lack (a file added since), "
                                              "without training")
     _notebooks_and_params(scorer, "whose runs to score")
+    scorer.add_argument("--part", type=int, choices=[1, 2], default=None,
+                        help="only the notebooks of Part I (SRNets) or Part II (TAMT): after make book PART=1, "
+                             "its inputs alone are checked")
     _robustness_parser(sub)
     export_cli.add_arguments(sub.add_parser("export", help="a run (its key) or a page's points as Hugging Face model "
                                                           "folders with a model card, measured beside the dense model"))

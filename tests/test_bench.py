@@ -26,6 +26,19 @@ def test_bench_measures_every_variant_side_by_side(tmp_path):
     mask = {v: r for (w, v), r in rows.items() if w == "mask"}
     assert mask["ours"]["padded_tokens_per_step"] is None and mask["naive"]["padded_tokens_per_step"] == 32 * 32
     assert record["complete"] is True
+    # "ours" is the path params/toy.yaml's runs take on this CPU: fp32 (bf16 autocast is emulated,
+    # several times slower, on CPUs without native bf16)
+    assert mask["ours"]["precision"] == mask["ours pad"]["precision"] == "fp32" and mask["bf16 pad"]["precision"] == "bf16"
+
+
+def test_ours_takes_the_precision_of_the_params_file_the_machine_runs(tmp_path, capsys):
+    params = tmp_path / "bf16.yaml"
+    params.write_text(f"base: {paths.PROJECT_ROOT / 'params' / 'toy.yaml'}\ndefaults: {{precision: bf16}}\n")
+    out = tmp_path / "results.json"
+    assert bench(["--models", "tiny", "--workloads", "mask", "--variants", "naive", "ours", "--steps", "1",
+                  "--warmup", "1", "--max-length", "32", "--params", str(params), "--out", str(out)]) == 0
+    assert f"'ours' at bf16, the precision of {params}" in capsys.readouterr().out
+    assert [r["precision"] for r in json.loads(out.read_text())[-1]["rows"]] == ["fp32", "bf16"]
 
 
 def test_an_interrupted_bench_keeps_its_measured_rows_marked_incomplete(tmp_path, monkeypatch):
@@ -97,3 +110,17 @@ def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS] + ["book/synthetic_data"]
     assert all((paths.PROJECT_ROOT / f"{n}.ipynb").exists() or (paths.PROJECT_ROOT / f"{n}.md").exists()
                for n in names)
+
+
+def test_lengths_counts_a_files_word_pieces_beside_benchs_mnli_like_ones(tmp_path, capsys):
+    """What plan's rows assume for QQP and FEVER (bench's MNLI-like lengths) checked against the
+    real files on a CPU: [CLS] paris [SEP] france [SEP] is 5 word pieces, the longer pair 10."""
+    from srnets_lib.tools.bench.lengths import main as lengths
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"claim": "Paris", "evidence": "France", "gold_label": "SUPPORTS"}\n'
+                     '{"claim": "Paris is big", "evidence": "France is a country", "gold_label": "REFUTES"}\n')
+    assert lengths(["fever", str(pairs)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{pairs}: 2 pairs: mean 7.5 word pieces, median 8, 90% 10, 99% 10, 0.0% at 128"
+    assert out[1].startswith("bench's mnli-like lengths (generated): 4,096 pairs: mean 39.5 word pieces")

@@ -1,22 +1,28 @@
 """A sweep on a Ray cluster of two nodes on this machine (ray.cluster_utils.Cluster: a head and a
 worker node of one CPU each, joined with --address as the README's `ray start` cluster is), the
 run store shared as nodes share a filesystem: both nodes compute runs, none is computed twice,
-and the pages gather them. A worker node killed while it computes a run: the run is retried on
-the other node, resumes from its checkpoint, and nothing half-written counts as finished. Each
-run records where it was computed (final.json's execution record) and every start or resumption
-(attempts.jsonl)."""
+and the pages gather them. A worker node on another host (its own UTS namespace: its own
+hostname) killed while it computes a run: Ray reports the node dead, the run is retried on the
+head, takes over the dead node's lock at once, resumes from its checkpoint, and nothing
+half-written counts as finished. Each run records where it was computed (final.json's execution
+record) and every start or resumption (attempts.jsonl)."""
 
 import json
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from srnets_lib.settings import params
 from srnets_lib import paths
+from srnets_lib.store import locks
 from srnets_lib.store.runs import Run
 from srnets_lib.book import runs as book_runs
 
@@ -81,31 +87,129 @@ def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gath
     print(f"two-node sweep: {time.time() - started:.0f} s")
 
 
-def test_a_worker_node_killed_mid_run_has_its_run_resumed_on_the_other(store, tiny_params):
-    longer = "epochs=40"  # runs of a few seconds: one is caught on the worker node after a checkpoint
-    started = time.time()
-    with two_nodes() as (cluster, head, worker):
+OTHER_HOST = "srnets-other-host"  # the hostname of the worker node's own UTS namespace
+
+
+class NodeOnAnotherHost:
+    """A Ray worker node joined to the head at `address` as another machine's would be (`ray start
+    --address ... --block`), in its own UTS namespace: its processes see the hostname OTHER_HOST, so
+    this host cannot tell whether a pid of theirs runs (the lock rules for another host apply). `kill`
+    SIGKILLs every process of the namespace at once, as a machine that loses power."""
+
+    def __init__(self, cluster):
+        unshare = next((cmd for cmd in (["unshare", "--uts"], ["unshare", "--user", "--map-root-user", "--uts"])
+                        if shutil.which("unshare") and subprocess.run([*cmd, "true"], capture_output=True).returncode == 0),
+                       None)
+        if unshare is None:
+            pytest.skip("unshare --uts is refused here (no root, no user namespaces): no second host")
+        ray_cli = str(Path(sys.executable).with_name("ray"))
+        self.proc = subprocess.Popen([*unshare, "sh", "-c", f'hostname {OTHER_HOST} && exec "$0" "$@"', ray_cli,
+                                      "start", "--address", cluster.address, "--num-cpus", "1", "--block",
+                                      "--disable-usage-stats"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.node_id, started = None, time.time()
+        while self.node_id is None:
+            assert self.proc.poll() is None, "ray start on the other host failed:\n" + self.proc.stdout.read()[-2000:]
+            assert time.time() - started < 60, "the other host's node did not join the head in 60 s"
+            self.node_id = next((n["NodeID"] for n in cluster.global_state.node_table()
+                                 if n["NodeManagerHostname"] == OTHER_HOST and n["Alive"]), None)
+            time.sleep(0.2)
+        self.namespace = os.readlink(f"/proc/{self.proc.pid}/ns/uts")
+
+    def processes(self) -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and os.readlink(entry / "ns" / "uts") == self.namespace:
+                    found.append(int(entry.name))
+            except OSError:  # ended meanwhile, or not ours to read
+                pass
+        return found
+
+    def kill(self) -> None:
+        while members := self.processes():
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+        self.proc.wait()
+
+
+@contextmanager
+def head_and_another_host():
+    pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    other = None
+    try:
+        other = NodeOnAnotherHost(cluster)
+        yield cluster, other
+    finally:
+        if other is not None:
+            other.kill()
+        cluster.shutdown()
+
+
+def judged_in_the_cluster(cluster, lock) -> tuple[str, str]:
+    """locks.lock_state of `lock` from a driver connected to the cluster (what a later sweep sees)."""
+    import ray
+
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        state = locks.lock_state(lock)
+    finally:
+        ray.shutdown()
+    return state.name, state.why
+
+
+def test_a_node_of_another_host_killed_mid_run_has_its_run_resumed_on_the_head(store, tiny_params):
+    """The worker node runs on "another host": its lock names that host, its pid, its Ray node and
+    task, and the head cannot see its processes. Killed while it computes a run, the run's retry on
+    the head (the same Ray task) takes the lock over at once (not after the stale limit, and with
+    nothing to remove by hand) and resumes from the checkpoint the other host left; any other
+    process (a later sweep) would take it over as Ray reports the node dead."""
+    longer = "epochs=40"  # runs of a few seconds: one is caught on the other host after a checkpoint
+    started, killed = time.time(), None
+    with head_and_another_host() as (cluster, other):
+        head = cluster.head_node.node_id
         proc = start_sweep(cluster, store, tiny_params, "--set", longer)
-        killed = None
         while killed is None and proc.poll() is None and time.time() - started < 240:
             for lock in store.glob("*/.lock"):
                 try:
-                    where = attempts(lock.parent)[-1]["node"]
-                except (OSError, IndexError, ValueError):  # not yet written
+                    where, held = attempts(lock.parent)[-1], lock.read_text()
+                except (OSError, IndexError, ValueError):  # not yet written, or just finished
                     continue
-                if where == worker.node_id and (lock.parent / paths.CHECKPOINT).is_file():
-                    cluster.remove_node(worker, allow_graceful=False)  # the node, its raylet and workers
-                    killed = lock.parent
+                if where["host"] == OTHER_HOST and (lock.parent / paths.CHECKPOINT).is_file():
+                    other.kill()  # the node, its raylet and its workers
+                    killed, killed_at = lock.parent, time.time()
                     break
             time.sleep(0.05)
         out, _ = proc.communicate(timeout=300)
-    assert killed is not None, "no run was caught on the worker node: the sweep ended first\n" + out[-2000:]
+        logs = "".join(p.read_text(errors="replace") for p in
+                       (Path(cluster.head_node.get_session_dir_path()) / "logs").glob("worker-*.err"))
+        if killed is not None:  # the lock as the dead node left it, judged by a process that is not its retry
+            left = killed / "left.lock"
+            left.write_text(held)
+            judged = judged_in_the_cluster(cluster, left)
+            left.unlink()
+    assert killed is not None, "no run was caught on the other host: the sweep ended first\n" + out[-2000:]
     assert proc.returncode == 0 and "5 computed, 0 failed" in out, out[-3000:]
     first, resumed = attempts(killed)
-    assert first["node"] == worker.node_id and resumed["node"] == head == computed_by(killed)
+    assert (first["host"], first["node"]) == (OTHER_HOST, other.node_id)
+    assert held.startswith(f"{OTHER_HOST}:{first['pid']} ray-node={other.node_id} ray-task=")  # what it recorded
+    assert (resumed["host"], resumed["node"]) == (socket.gethostname(), head) and computed_by(killed) == head
     assert resumed["resumed_at"] is not None and resumed["resumed_at"] > 0  # from its checkpoint
+    taken_after = time.mktime(time.strptime(resumed["at"], "%Y-%m-%d %H:%M:%S")) - killed_at
+    assert taken_after < locks.STALE_SECONDS / 3, f"resumed {taken_after:.0f} s after the kill"
+    # the retry (the same Ray task) took the lock over at once; any other process: as its node is dead
+    assert f"(held by {held}) is taken over: an earlier attempt of this Ray task wrote it" in logs
+    assert judged == ("taken", f"Ray reports its node {other.node_id} dead")
     others = [run for run in store.glob("*-*-*-*") if run != killed]
     assert len(others) == 4 and all(len(attempts(run)) == 1 for run in others)
     assert served(store, tiny_params, longer) == [None] * 5  # every result whole, its files as recorded
     assert not list(store.glob("*/.lock")) and not list(store.glob(f"*/{paths.CHECKPOINT}"))
-    print(f"two-node sweep with a node killed: {time.time() - started:.0f} s")
+    print(f"sweep with a node of another host killed: {time.time() - started:.0f} s "
+          f"(resumed on the head {taken_after:.0f} s after the kill)")

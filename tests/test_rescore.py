@@ -92,3 +92,19 @@ def test_the_evaluate_command_reports_what_it_scored(store, tiny_params):
                           str(tiny_params)], capture_output=True, text=True, env={**__import__("os").environ})
     assert out.returncode == 0, out.stderr
     assert "evaluate: 0 of 0 finished runs scored on sets they lacked; 0 cannot be without training" in out.stdout
+
+
+def test_evaluate_checks_only_the_part_it_is_told(tmp_path, capsys):
+    """After `make book PART=1`, adding PAWS-qqp with `evaluate ... --part 1` checks Part I's inputs
+    only; without --part it demands every Part II dataset too (CoLA ... SQuAD)."""
+    from srnets_lib.__main__ import main
+
+    command = ["evaluate", "book/sec4_2.ipynb", "book/tamt_transfer.ipynb", "--params", "params/paper.yaml",
+               "--set", f"data.path={tmp_path}"]  # an empty data folder: every input is missing
+    assert main([*command, "--part", "1"]) == 2
+    part_one = capsys.readouterr().err
+    assert "HANS:" in part_one and "nyu-mll/glue (mnli)" in part_one
+    assert not any(name in part_one for name in ("(cola)", "(sst2)", "rajpurkar/squad", "wikitext"))
+    assert main(command) == 2
+    both = capsys.readouterr().err
+    assert "HANS:" in both and "nyu-mll/glue (cola)" in both and "rajpurkar/squad" in both

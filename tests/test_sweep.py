@@ -16,6 +16,7 @@ from srnets_lib.settings import params
 from srnets_lib import paths
 from srnets_lib.sweeps import sweep
 from srnets_lib.model.pruning import load_masks
+from srnets_lib.store import locks
 from srnets_lib.book import runs as book_runs, sections
 
 NOTEBOOK = "book/sec4_4.ipynb"  # full std/poe, mask std/poe on theta_pt, mask poe on theta_ft
@@ -109,9 +110,12 @@ def test_a_ray_worker_that_dies_is_retried_and_its_run_resumes(store, tiny_param
     killed, deadline = None, time.time() + 300
     while killed is None and proc.poll() is None and time.time() < deadline:
         for lock in store.glob("*/.lock"):
-            holder = lock.read_text() if lock.exists() else ""
-            if holder.rpartition(":")[2].isdigit():
-                os.kill(int(holder.rpartition(":")[2]), signal.SIGKILL)  # the Ray worker computing it
+            try:
+                holder = locks.Holder.parse(lock.read_text())  # host:pid ray-node=... ray-task=...
+            except FileNotFoundError:  # just finished
+                continue
+            if holder is not None:
+                os.kill(holder.pid, signal.SIGKILL)  # the Ray worker computing it
                 killed = lock.parent.name
                 break
         time.sleep(0.01)

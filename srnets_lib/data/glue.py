@@ -157,7 +157,11 @@ def _hub_split(loaded, hub_split: str, name: str, task: str) -> Split:
 
 
 def _read_local(task: str, root: Path, file: str, name: str) -> Split:
-    path = _glue_file(root / file, task)
+    return read_file(task, _glue_file(root / file, task), name)
+
+
+def read_file(task: str, path: Path, name: str = "glue") -> Split:
+    """One of `task`'s GLUE files, as load_glue reads it (MNLI's with the paper's MNLI reader)."""
     return local.read_mnli(path, name) if task == "mnli" else read_glue_tsv(path, task, name)
 
 

@@ -37,18 +37,28 @@ def task_datasets(task: str, ood_train: bool = False) -> list[tuple[str, str, tu
 MIRROR = "SRNETS_HUB_MIRROR"
 
 
-def mirror_files(hub_id: str, config: str) -> dict[str, list[str]] | None:
-    """With $SRNETS_HUB_MIRROR set (machines without internet): the parquet files of `hub_id`'s
-    `config` by split, from a copy of the dataset's hub repository in that folder
-    (`huggingface-cli download <hub_id> --repo-type dataset --local-dir $SRNETS_HUB_MIRROR/<hub_id>`),
-    whose files are <config>/<split>-NNNNN-of-NNNNN.parquet. None where the variable is unset."""
+def mirror_root() -> Path | None:
+    """$SRNETS_HUB_MIRROR as a folder (a relative one: from the current directory where it exists
+    there, else from the checkout), None where it is unset. One mirror serves the hub datasets
+    (mirror_files) and the backbones (model/backbones.resolve), each under its hub id."""
     root = os.environ.get(MIRROR)
     if root is None:
         return None
     if not root.strip():
         raise DataFileError(f"${MIRROR} is set but empty: unset it (the hub is used) or name the folder holding "
-                            "the hub datasets' copies")
-    folder = local.data_folder(root) / hub_id / config  # a relative one: from here, else the checkout
+                            "the copies of the hub's datasets and backbones")
+    return local.data_folder(root)
+
+
+def mirror_files(hub_id: str, config: str) -> dict[str, list[str]] | None:
+    """With $SRNETS_HUB_MIRROR set (machines without internet): the parquet files of `hub_id`'s
+    `config` by split, from a copy of the dataset's hub repository in that folder
+    (`huggingface-cli download <hub_id> --repo-type dataset --local-dir $SRNETS_HUB_MIRROR/<hub_id>`),
+    whose files are <config>/<split>-NNNNN-of-NNNNN.parquet. None where the variable is unset."""
+    root = mirror_root()
+    if root is None:
+        return None
+    folder = root / hub_id / config
     files = sorted(folder.glob("*.parquet"))
     if not files:
         raise DataFileError(f"{hub_id} ({config}): no parquet files in {folder} (${MIRROR}); copy it there with "

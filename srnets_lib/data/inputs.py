@@ -1,15 +1,19 @@
 """Every input a run reads, named before any is read: the files under the data folder (each loader
 declares its own: local.py, glue.py, squad.py, corpus.py), the hub datasets, and the authors' bias
 predictions (bias.py). The pre-start check of everything that starts runs (a sweep, `run`,
-`evaluate`, a notebook that computes: sweeps/executors.check_inputs): every missing input is named with the paths looked at and
-where to get it before the first step of any run, and a hint never offers a setting that would
-break another of the run's (the hub's QQP lacks the pair ids the authors' predictions are keyed by).
+`evaluate`, a notebook that computes: sweeps/executors.check_inputs): before the first step of any
+run, every missing input is named with the paths looked at and where to get it, and every file
+that is not the published one (its labelled rows counted as its loader counts them, unless
+data.check_sizes: false) with its rows and the published count, all in one refusal; a hint never
+offers a setting that would break another of the run's (the hub's QQP lacks the pair ids the
+authors' predictions are keyed by).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from srnets_lib.data import bias, corpus, glue, hub, local, squad
 from srnets_lib.data.local import DataFileError
@@ -17,16 +21,38 @@ from srnets_lib.data.tasks import spec
 
 
 @dataclass(frozen=True)
+class Published:
+    """A file's published labelled rows (appendix table 1; data/tasks.py for Part II) and how its
+    loader counts them (`count`: its reader, one pass over the file)."""
+
+    rows: tuple[int, ...]
+    count: Callable[[Path], int]
+
+    def problem(self, path: Path) -> str | None:
+        """Why the file at `path` is not the published one (its rows, or its reader's refusal), or None."""
+        try:
+            local.check_rows(self.count(path), self.rows, path)
+        except DataFileError as err:
+            return str(err)
+        return None
+
+
+@dataclass(frozen=True)
 class FileNeed:
-    """A file a run reads: found at the first of `candidates` that exists (its aliases)."""
+    """A file a run reads: found at the first of `candidates` that exists (its aliases); where
+    `published` is set (data.check_sizes), its rows are counted before the first step."""
 
     dataset: str
     candidates: tuple[Path, ...]
     source: str  # where to get it
     ood: str | None = None  # the OOD set it is (an optional one may be skipped: execution.skip_ood)
+    published: Published | None = None
+
+    def found(self) -> Path | None:
+        return next((p for p in self.candidates if p.is_file()), None)
 
     def missing(self) -> bool:
-        return not any(p.is_file() for p in self.candidates)
+        return self.found() is None
 
     def line(self) -> str:
         also = f" (nor {', '.join(map(str, self.candidates[1:]))})" if self.candidates[1:] else ""
@@ -73,27 +99,48 @@ def _paper(config) -> list[FileNeed | HubNeed]:
     hub_ok = not (task == "paraphrase" and config.bias_model == "authors")
     folder = local.data_folder(data.path)
     found: list[FileNeed | HubNeed] = [FileNeed(dataset, tuple(local.candidates(folder / name)),
-                                                local.hint(dataset, hub_ok), ood)
+                                                local.hint(dataset, hub_ok), ood, _paper_rows(name, data.check_sizes))
                                        for dataset, name, ood in local.expected_files(task, data.source, data.ood_train)]
     found += [HubNeed(*d) for d in hub.task_datasets(task, data.ood_train)] * (data.source == "hub")
     return found + _bias_predictions(config)
 
 
-def _transfer(files, datasets, source: str):
+def _paper_rows(name: str, check: bool) -> Published | None:
+    """The published rows of the paper's file `name` (under the data folder), counted by its reader."""
+    if not check or name not in local.PUBLISHED_ROWS:
+        return None
+    return Published(local.PUBLISHED_ROWS[name], lambda path: len(local.READERS[name](path, "count")))
+
+
+def _glue_rows(task: str, path: Path) -> Published:
+    return Published(glue.published_rows(task, path.name), lambda found: len(glue.read_file(task, found)))
+
+
+def _squad_rows(task: str, path: Path) -> Published:
+    split = next(name for name, file in squad.SQUAD_FILES.items() if file == path.name)
+    return Published((squad.SQUAD_ROWS[split],), lambda found: len(squad.read_squad_json(found)))
+
+
+def _transfer(files, datasets, source: str, rows=None):
     """A Part II family's inputs: its hub datasets (data.source hub) or its files, from `files(task,
-    data.path)` and `datasets(task)`, named with where to get them (`source`)."""
+    data.path)` and `datasets(task)`, named with where to get them (`source`); `rows(task, path)`: a
+    file's Published rows, where its loader checks them."""
     def needs(config) -> list[FileNeed | HubNeed]:
         if config.data.source == "hub":
             return [HubNeed(*d) for d in datasets(config.task)]
-        return [FileNeed(dataset, (path,), source) for dataset, path in files(config.task, config.data.path)]
+        return [FileNeed(dataset, (path,), source, None,
+                         rows(config.task, path) if rows and config.data.check_sizes else None)
+                for dataset, path in files(config.task, config.data.path)]
     return needs
 
 
 FAMILIES = {  # TaskSpec.family -> what its runs read
     "paper": _paper,
-    "glue": _transfer(glue.expected_files, glue.hub_datasets, "GLUE (gluebenchmark.com/tasks), or use data.source=hub"),
+    "glue": _transfer(glue.expected_files, glue.hub_datasets, "GLUE (gluebenchmark.com/tasks), or use data.source=hub",
+                      _glue_rows),
     "squad": _transfer(squad.expected_files, squad.hub_datasets,
-                       "rajpurkar.github.io/SQuAD-explorer (train-v1.1.json, dev-v1.1.json), or use data.source=hub"),
+                       "rajpurkar.github.io/SQuAD-explorer (train-v1.1.json, dev-v1.1.json), or use data.source=hub",
+                       _squad_rows),
     "corpus": _transfer(corpus.expected_files, corpus.hub_datasets, local.hint("WikiText-103")),
 }
 
@@ -129,25 +176,35 @@ def _walk(configs) -> list:
 
 
 def missing(configs, skip_ood=(), reach: bool = False) -> list[str]:
-    """One line per input the runs of `configs` (and their dependencies) lack, each once. A missing
-    optional OOD set (local.OPTIONAL_OOD) is allowed where `skip_ood` names it: its runs record it as
-    missing and `python -m srnets_lib evaluate` scores them on it once it exists. Reads no data; the
-    hub is asked only with `reach`."""
+    """One line per input the runs of `configs` (and their dependencies) lack or that is not the
+    published file, each once: a file that exists is counted (one pass over it, once however many
+    runs read it; data.check_sizes: false skips it) and named with its rows and the published
+    count, or its reader's refusal. A missing optional OOD set (local.OPTIONAL_OOD) is allowed where
+    `skip_ood` names it: its runs record it as missing and `python -m srnets_lib evaluate` scores
+    them on it once it exists. The hub is asked only with `reach`."""
     lines: list[str] = []
+    counted: dict[Path, str | None] = {}
     for config in _walk(configs):
         for need in needs(config):
-            if isinstance(need, HubNeed):
-                problem = need.problem(reach)
-                if problem and problem not in lines:
-                    lines.append(problem)
-                continue
-            if not need.missing() or (need.ood in local.OPTIONAL_OOD and need.ood in skip_ood):
-                continue
-            line = need.line() + (f"; or start without it: --set skip_ood=[{need.ood}] (python -m srnets_lib "
-                                  "evaluate adds it to the finished runs later)" if need.ood in local.OPTIONAL_OOD else "")
-            if line not in lines:
+            line = _problem(need, skip_ood, reach, counted)
+            if line and line not in lines:
                 lines.append(line)
     return lines
+
+
+def _problem(need: FileNeed | HubNeed, skip_ood, reach: bool, counted: dict[Path, str | None]) -> str | None:
+    """Why `need` cannot be read as published, or None; `counted`: the files already counted."""
+    if isinstance(need, HubNeed):
+        return need.problem(reach)
+    path = need.found()
+    if path is not None:
+        if need.published is not None and path not in counted:
+            counted[path] = need.published.problem(path)
+        return counted.get(path) if need.published is not None else None
+    if need.ood in local.OPTIONAL_OOD and need.ood in skip_ood:
+        return None
+    return need.line() + (f"; or start without it: --set skip_ood=[{need.ood}] (python -m srnets_lib "
+                          "evaluate adds it to the finished runs later)" if need.ood in local.OPTIONAL_OOD else "")
 
 
 def hub_datasets(configs) -> list[str]:
@@ -157,4 +214,4 @@ def hub_datasets(configs) -> list[str]:
     return sorted(f"{hub_id} ({config})" for hub_id, config in found)
 
 
-__all__ = ["FileNeed", "HubNeed", "hub_datasets", "missing", "needs"]
+__all__ = ["FileNeed", "HubNeed", "Published", "hub_datasets", "missing", "needs"]

@@ -119,6 +119,21 @@ PUBLISHED_ROWS = {
 }
 
 
+# The reader of each file, as its loader reads it: the pre-start check counts the labelled rows a
+# run would count (data/inputs.py), one pass per file.
+READERS = {
+    "nli/train.tsv": read_mnli, "nli/dev_matched.tsv": read_mnli,
+    "nli/heuristics_evaluation_set.txt": read_hans, "nli/heuristics_train_set.txt": read_hans,
+    "paraphrase/train.tsv": read_qqp, "paraphrase/dev.tsv": read_qqp,
+    "paraphrase/paws_qqp/dev_and_test.tsv": read_paws, "paraphrase/paws_qqp/train.tsv": read_paws,
+    "paraphrase/paws_wiki/test.tsv": read_paws, "paraphrase/paws_wiki/train.tsv": read_paws,
+    "factcheck/fever.train.jsonl": read_fever, "factcheck/fever.dev.jsonl": read_fever,
+    "factcheck/symmetric_v0.1_fever_symmetric_generated.jsonl": read_symmetric,
+    "factcheck/symmetric_v0.2_fever_symmetric_test.jsonl": read_symmetric,
+    "factcheck/symmetric_v0.2_fever_symmetric_dev.jsonl": read_symmetric,
+}
+
+
 def check_rows(found_rows: int, expected: tuple[int, ...], where, check: bool = True) -> None:
     """Refuse a file or hub split whose labelled rows are not its published count (`expected`),
     naming it, both counts and the switch that reads it anyway."""

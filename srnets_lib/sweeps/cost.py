@@ -214,34 +214,74 @@ BENCH = ("python -m srnets_lib.tools.bench --models bert-base --workloads mask f
          "'fp32 pad' 'tf32 pad')")
 
 
-def _hours(planned, rates, setting, runs_per_gpu) -> str:
-    hours, missing, notes = gpu_hours(planned, rates, setting, None, runs_per_gpu)
+# where the authors score every OOD set at every evaluation (eval_ood: every): their trainers
+AUTHORS_EVALUATION = ("hg_transformers/mask_trainer.py:676-681, trainer.py:587-592 and trainer_imp.py:709-713 "
+                      "of llyx97/sparse-and-robust-PLM")
+
+
+def _hours(planned, rates, setting, runs_per_gpu, authors: bool = False) -> str:
+    """One row's figure: our rows with evaluation as requested first (eval_ood: every beside it);
+    the authors' row with their evaluation first (every OOD set at every evaluation)."""
+    first, second = (True, None) if authors else (None, True)
+    hours, missing, notes = gpu_hours(planned, rates, setting, first, runs_per_gpu)
     if hours is None:
         return "not measured (no bench row for " + "; ".join(missing) + ")"
-    every, _, _ = gpu_hours(planned, rates, setting, True, runs_per_gpu)
-    return f"{hours:.1f} ({every:.1f} with eval_ood: every)" + "".join(f"; {n}" for n in notes)
+    other, _, _ = gpu_hours(planned, rates, setting, second, runs_per_gpu)
+    beside = "with this project's evaluation, execution.eval_ood" if authors else "with eval_ood: every"
+    return f"{hours:.1f} ({other:.1f} {beside})" + "".join(f"; {n}" for n in notes)
+
+
+def assumptions(planned: list, rates: Rates, setting, runs_per_gpu: int, authors: bool = False) -> str:
+    """What a row's figure assumes, printed beside it: the evaluation, the lengths its padded or
+    dynamic batches have, and how runs sharing a GPU are priced."""
+    chosen = [(p.config, setting(p.config) if setting else executes(p.config)) for p in planned if p.steps]
+    said = [f"every OOD set scored at every evaluation, as the authors' trainers do ({AUTHORS_EVALUATION})"
+            if authors else "evaluation as the params request (execution.eval_ood)"]
+    lengths = sorted({c.task for c, _ in chosen if workload(c)[1] == "mnli-like"})
+    if lengths and authors:
+        said.append("training and evaluation batches padded to max_length")
+    elif lengths:
+        dynamic = any(s.padding == "dynamic" for c, s in chosen if workload(c)[1] == "mnli-like")
+        what = "training and evaluation batches" if dynamic else "training padded to max_length, evaluation batches"
+        others = [t for t in lengths if t not in ("nli", "mnli")]
+        said.append(f"{what} at bench's mnli-like lengths (generated as MNLI's)"
+                    + (f", for {' and '.join(others)} too (their own lengths bench has not measured)" if others else ""))
+    shared = rates.sharing.get(str(runs_per_gpu))
+    if runs_per_gpu > 1 and not authors:
+        at = sum(s == rates.sharing_setting for _, s in chosen)
+        said.append(f"{runs_per_gpu} runs sharing a GPU: x{shared:.2f} (bench --sharing) for the {at} runs at "
+                    f"{rates.sharing_setting}, their one-run speed for the others" if shared and at else
+                    f"{runs_per_gpu} runs sharing a GPU at their one-run speed (sharing measured only at "
+                    f"{rates.sharing_setting})")
+    else:
+        said.append("one run per GPU")
+    return "      assumes: " + "; ".join(said)
 
 
 def lines(planned: list, rates: Rates | None, runs_per_gpu: int = 1) -> list[str]:
     """The plan's GPU-hours: as planned (each run at its own setting), with each faster setting, and
-    the authors' own code path; a setting bench has not measured reads "not measured"."""
+    the authors' own code path, each with what it assumes on the line below; a setting bench has not
+    measured reads "not measured"."""
     if rates is None:
         return ["GPU-hours: no GPU rate measured (run `python -m srnets_lib.tools.bench` on the GPU, or pass "
                 "--steps-per-second)"]
     own = sorted({str(executes(p.config)) for p in planned if p.steps})
     source = ("assumed (--steps-per-second), not measured" if isinstance(rates, Assumed)
               else f"rates measured by bench on {rates.device}, newest {rates.date}")
-    out = [f"GPU-hours on one GPU ({source}; evaluation as requested, eval_ood: every in brackets):",
-           f"  as planned ({', '.join(own) or 'no training'}): {_hours(planned, rates, None, runs_per_gpu)}"]
+    out = [f"GPU-hours on one GPU ({source}):",
+           f"  as planned ({', '.join(own) or 'no training'}): {_hours(planned, rates, None, runs_per_gpu)}",
+           assumptions(planned, rates, None, runs_per_gpu)]
     for precision, padding in ALTERNATIVES:
         if all(p.config.precision == precision and p.config.padding == (padding or p.config.padding) for p in planned):
             continue
         what = f"precision {precision}" + (f", padding {padding}" if padding else "")
         chosen = (lambda c, pr=precision, pa=padding: executes(c, pr, pa))
-        out.append(f"  with {what}: {_hours(planned, rates, chosen, runs_per_gpu)}")
+        out += [f"  with {what}: {_hours(planned, rates, chosen, runs_per_gpu)}",
+                assumptions(planned, rates, chosen, runs_per_gpu)]
     if not isinstance(rates, Assumed):
-        out.append(f"  the authors' code (bench's naive reference: fp32, padded, eager): "
-                   f"{_hours(planned, rates, lambda c: AUTHORS, 1)}")
+        out += [f"  the authors' code (bench's naive reference: fp32, padded, eager, autograd through every frozen "
+                f"weight): {_hours(planned, rates, lambda c: AUTHORS, 1, authors=True)}",
+                assumptions(planned, rates, lambda c: AUTHORS, 1, authors=True)]
     if any("not measured" in line for line in out):
         out.append(f"  (measure the missing rates on the GPU: {BENCH})")
     return out

@@ -240,11 +240,13 @@ class RayExecutor:
 
 def check_inputs(configs, skip_ood=()) -> None:
     """Before any run starts: every input the runs of `configs` (and their dependencies) read is
-    there (data/inputs.py: files, hub datasets, the authors' bias predictions) and every backbone
-    loads (backbones.check_backbones); else one error naming each missing input."""
+    there and is the published file (data/inputs.py: files with their rows counted, hub datasets,
+    the authors' bias predictions) and every backbone loads (backbones.check_backbones); else one
+    error naming each missing or wrong input."""
     lines = inputs.missing(configs, skip_ood, reach=True)
     if lines:
-        raise DataFileError("the runs asked for read inputs that are missing:\n- " + "\n- ".join(lines))
+        raise DataFileError("the runs asked for read inputs that are missing or not the published files:\n- "
+                            + "\n- ".join(lines))
     check_backbones(configs)
 
 

@@ -25,7 +25,10 @@ Variants, each adding one change to the one before it:
   fp32 pad  srnets_lib's training step (step.py), eager: no gradients for frozen weights, SDPA
   tf32 pad  + precision tf32 (fp32 with TF32 matmuls on CUDA)
   bf16 pad  + precision bf16 (autocast; weights stay fp32)
-  ours pad  + dropout_rng fast on CPU (srnets_lib/dropout.py); on CUDA the same as bf16 pad
+  ours pad  the training loop's own path: the precision of the params file this machine runs
+            (--params; default params/toy.yaml on CPU, fp32: bf16 autocast is emulated and several
+            times slower on CPUs without native bf16; params/paper.yaml on CUDA, fp32), with
+            dropout_rng fast on CPU (srnets_lib/model/dropout.py)
   ours      + dynamic padding in length-grouped batches: the real lengths
   compiled  + torch.compile of the step (CUDA graphs on GPU), lengths padded to step.BUCKETS
   compiled pad  the compiled step on batches padded to --max-length

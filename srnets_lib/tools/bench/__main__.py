@@ -9,7 +9,8 @@ from pathlib import Path
 
 from srnets_lib.tools import bench
 from srnets_lib.tools.bench.measure import environment, matmul_peak, measure, sharing
-from srnets_lib.tools.bench.workloads import CPU_VARIANTS, GPU_VARIANTS, PRETRAINING, VARIANTS, WORKLOADS, encoded_lengths
+from srnets_lib.tools.bench.workloads import (CPU_VARIANTS, GPU_VARIANTS, PRETRAINING, VARIANTS, WORKLOADS,
+                                             encoded_lengths, ours_at)
 from srnets_lib.engine import runtime
 
 def parser() -> argparse.ArgumentParser:
@@ -29,18 +30,35 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--sharing", nargs="*", type=int, default=[], help="e.g. 1 2 4: runs sharing the device")
     parser.add_argument("--out", default="bench/results.json", help="appends one record per run")
+    parser.add_argument("--params", default=None,
+                        help="the params file whose mask-training precision 'ours pad' and 'ours' take (default: "
+                             f"{CPU_PARAMS} on CPU, {GPU_PARAMS} on CUDA: what this machine runs)")
     return parser
+
+
+CPU_PARAMS, GPU_PARAMS = "params/toy.yaml", "params/paper.yaml"
+
+
+def ours_precision(params_file: str) -> str:
+    """The precision of the params file's mask-training runs (what 'ours' measures)."""
+    from srnets_lib.settings import params
+
+    return params.load(params_file).run("nli", "mask", sparsity=0.5).precision
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     cuda = runtime.device().type == "cuda"
     variants = args.variants or list(GPU_VARIANTS if cuda else CPU_VARIANTS)
+    params_file = args.params or (GPU_PARAMS if cuda else CPU_PARAMS)
+    precision = ours_precision(params_file)
+    ours_at(precision)
     env = environment()
     peak = matmul_peak()
     env["matmul_peak_tflops"] = peak / 1e12
     print(f"{env['device_name']} ({env['device']}, {env['cpu_capability']}, {env['threads']} threads), "
-          f"torch {env['torch']}; matmul peak {peak / 1e12:.2f} TFLOP/s")
+          f"torch {env['torch']}; matmul peak {peak / 1e12:.2f} TFLOP/s; 'ours' at {precision}, the precision "
+          f"of {params_file}")
     rows, shared = [], None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
