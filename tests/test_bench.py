@@ -106,8 +106,9 @@ def test_toc_lists_the_intro_the_scorecard_and_every_section_notebook():
     assert names[0] == "book/intro"
     from srnets_lib.settings.pages import SECTIONS
 
-    # the scorecard first, then Part I's sections, then Part II's pages, then the synthetic data's appendix
-    assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS] + ["book/synthetic_data"]
+    # the scorecard first, then Part I's sections, then Part II's pages, then the appendix: the
+    # settings that differ from the authors' runs, and the synthetic data
+    assert names[1:] == ["book/scorecard"] + [f"book/{s}" for s in SECTIONS] + ["book/deviations", "book/synthetic_data"]
     assert all((paths.PROJECT_ROOT / f"{n}.ipynb").exists() or (paths.PROJECT_ROOT / f"{n}.md").exists()
                for n in names)
 

@@ -153,12 +153,17 @@ def head_and_another_host():
         cluster.shutdown()
 
 
-def judged_in_the_cluster(cluster, lock) -> tuple[str, str]:
-    """locks.lock_state of `lock` from a driver connected to the cluster (what a later sweep sees)."""
+def judged_in_the_cluster(cluster, lock, node: str) -> tuple[str, str]:
+    """locks.lock_state of `lock` from a driver connected to the cluster (what a later sweep sees),
+    once Ray reports `node` dead: its health checks take some seconds to miss a killed node, and a
+    sweep resumed from a checkpoint can end before that (until then the lock is alive, by rule 4)."""
     import ray
 
     ray.init(address=cluster.address, log_to_driver=False)
     try:
+        deadline = time.time() + 120
+        while locks.ray_node_alive(node) is not False and time.time() < deadline:
+            time.sleep(0.5)
         state = locks.lock_state(lock)
     finally:
         ray.shutdown()
@@ -193,7 +198,7 @@ def test_a_node_of_another_host_killed_mid_run_has_its_run_resumed_on_the_head(s
         if killed is not None:  # the lock as the dead node left it, judged by a process that is not its retry
             left = killed / "left.lock"
             left.write_text(held)
-            judged = judged_in_the_cluster(cluster, left)
+            judged = judged_in_the_cluster(cluster, left, other.node_id)
             left.unlink()
     assert killed is not None, "no run was caught on the other host: the sweep ended first\n" + out[-2000:]
     assert proc.returncode == 0 and "5 computed, 0 failed" in out, out[-3000:]

@@ -19,9 +19,10 @@ def synthetic(params) -> bool:
 
 
 def shown_path(source: str) -> str:
-    """A params file as a reader would type it: relative to the project when inside it."""
+    """A params file as a reader would type it: relative to the project when inside it, else its
+    file name (a page is read on other machines: never the builder's own path)."""
     path = Path(source).resolve()
-    return str(path.relative_to(paths.PROJECT_ROOT)) if path.is_relative_to(paths.PROJECT_ROOT) else source
+    return path.relative_to(paths.PROJECT_ROOT).as_posix() if path.is_relative_to(paths.PROJECT_ROOT) else path.name
 
 
 def shown_store() -> str:
@@ -37,7 +38,7 @@ def banner(params) -> str:
     if synthetic(params):
         return SYNTHETIC_NOTE
     if params.name != "paper":
-        return (f"**These results come from `{params.source}` ({params.name}: {params.description.strip()}). "
+        return (f"**These results come from `{shown_path(params.source)}` ({params.name}: {params.description.strip()}). "
                 "They are not the paper's settings and not the paper's numbers.**")
     return ("**These results are this build's reproduction at the paper's settings (`params/paper.yaml`), "
             "computed from the run store; the paper's own figures are not reproduced here.**")

@@ -90,8 +90,7 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
     cell = next(c for c in json.loads((paths.BOOK_DIR / f"{name}.ipynb").read_text())["cells"]
                 if "parameters" in c.get("metadata", {}).get("tags", []))
     point = f" -p sparsity {sparsities[0]:g}" if "sparsity" in _assigned("".join(cell["source"])) and sparsities else ""
-    source = (os.path.relpath(Path(params.source).resolve(), paths.PROJECT_ROOT)
-              if params.source != "<memory>" else DEFAULT_PARAMS)
+    source = report.shown_path(params.source) if params.source != "<memory>" else DEFAULT_PARAMS
     other = "" if source == DEFAULT_PARAMS else f" -p params_file {source}"
     part = sections.get(name).part
     return "\n".join([
