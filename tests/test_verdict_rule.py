@@ -113,3 +113,39 @@ def test_a_claim_most_of_whose_cases_fail_is_not_called_partly_confirmed():
     ok = SRNET.judged("nli", "a", True, 0.05)
     bad = SRNET.judged("nli", "b", False, -0.15)
     assert outcome([ok, bad, bad]) == "not confirmed" and outcome([ok, ok, bad]) == "partly confirmed"
+
+
+class _Stored:
+    """Per run key: its predictions on one shared 400-example test set, as the store keeps them."""
+
+    def __init__(self, labels, predicted):
+        self.labels, self.predicted = labels, predicted
+
+    def score(self, row, column):
+        from srnets_lib.book.sections.noise import influence
+
+        predicted = self.predicted[row["key"]]
+        terms = influence("accuracy", predicted, self.labels)
+        return Score(float((predicted == self.labels).mean()), {("sst2", "test", "fp"): (terms, None)})
+
+
+def _subnetworks(accuracies: dict) -> pd.DataFrame:
+    """TAMT's subnetworks at 0.7 on one task, each right on the first `accuracy` of 400 examples."""
+    labels = np.zeros(400, dtype=int)
+    predicted = {s: np.where(np.arange(400) < round(a * 400), 0, 1) for s, a in accuracies.items()}
+    df = pd.DataFrame([{"series": s, "task": "sst2", "x": 0.7, "seed": 1, "key": s, "id": a}
+                       for s, a in accuracies.items()])
+    df.attrs["predictions"] = _Stored(labels, predicted)
+    return df
+
+
+def test_a_task_separates_no_method_when_no_two_subnetworks_differ_beyond_twice_their_noise():
+    """TAMT figure 3's panels: subnetworks right on 304, 303 and 302 of 400 examples (Rand among
+    them) differ within noise; one right on 360 is separated from them."""
+    from srnets_lib.book.sections.tamt_transfer import separation
+
+    close = separation(_subnetworks({"TAMT-MLM": 0.76, "OMP": 0.7575, "Rand": 0.755}))
+    assert close is not None and close[0] is False and close[1] == pytest.approx(0.5)
+    apart = separation(_subnetworks({"TAMT-MLM": 0.90, "OMP": 0.7575, "Rand": 0.755}))
+    assert apart is not None and apart[0] is True and apart[1] == pytest.approx(14.5)
+    assert separation(_subnetworks({"TAMT-MLM": 0.76})) is None  # one series: nothing to separate

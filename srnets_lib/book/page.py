@@ -308,6 +308,7 @@ class Page:
                      self.missing_note(self.failed) if self.missing else None,
                      self.opt_in_note() if self.opt_in_missing else None, self.asked_note(),
                      verdict_text.summary(verdicts, self.synthetic), self.section.judged_at(self),
+                     self.section.remarks(self) or None,
                      Html(verdict_text.claims_html(verdicts, self.section.name, unjudged(self.section, self.missing))))
 
     def verdicts(self) -> Shown:

@@ -38,6 +38,7 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
 COLOURS = {
     "full bert (std)": "#4d4d4d", "full bert (poe)": "#17becf", "full bert (reweight)": "#bcbd22",
     "full bert (confreg)": "#8c6d31", "full model": "#4d4d4d",
+    "full model (std)": "#4d4d4d", "full model (poe)": "#17becf",  # appendix C.5's backbones' own
     "mask train (std)": "#1f77b4", "mask train (poe)": "#d62728", "mask train (poe) on poe ft": "#ff7f0e",
     "mask train (reweight)": "#8c564b", "mask train (confreg)": "#637939",
     "imp (std)": "#2ca02c", "imp (poe)": "#9467bd", "imp (poe) on poe ft": "#e377c2",

@@ -30,7 +30,8 @@ class OtherBackbones(Section):
         where on the OOD set does each std model follow the cue?"""
         own = [replace(p, series=f"{p.series}, section 4.2's backbone") for task in page.tasks for seed in page.seeds
                for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
-        return own + [replace(p, series=f"{p.series}, {p.group}") for p in super().subset_points(page, series, sparsity)]
+        return own + [replace(p, series=f"{p.series.replace('full bert (', 'full model (')}, {p.group}")
+                      for p in super().subset_points(page, series, sparsity)]
 
     def points(self, recipes, tasks, seeds, sparsities):
         """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""
@@ -51,11 +52,17 @@ class OtherBackbones(Section):
 
     def figure(self, page):
         """Mask training with PoE against sparsity, one figure per backbone."""
-        return [plots.sparsity_figure(sub, f"Mask training with PoE on {group}", synthetic=page.synthetic)
+        return [plots.sparsity_figure(named(sub), f"Mask training with PoE on {group}", synthetic=page.synthetic)
                 for group, sub in page.frame.groupby("group", sort=False)]
 
     def table(self, page):
-        return plots.table(page.frame, index=("group", "task", "series"))
+        return plots.table(named(page.frame), index=("group", "task", "series"))
+
+
+def named(frame):
+    """Each backbone's full model as table 6 names it ("full model, std"): not "full bert" on a
+    RoBERTa or a MiniLM (the pages' other series names, and the colours, stay those of 4.2)."""
+    return frame.assign(series=frame.series.str.replace("full bert (", "full model (", regex=False))
 
 
 SECTION = OtherBackbones()

@@ -112,6 +112,10 @@ class Section:
         point of its figure ("": nowhere else)."""
         return ""
 
+    def remarks(self, page) -> str:
+        """Markdown: what the page's figure does not say by itself ("": nothing)."""
+        return ""
+
 
 def references(recipes: Recipes, task: str, seed: int, losses=("std", "poe"), keep_steps: bool = True) -> list[Point]:
     """The full models A_L(f(theta_pt)); the std model keeps its weights after section 5.1's steps

@@ -12,8 +12,9 @@ from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN, Claim
-from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, SERIES, TamtSection, fewest, judged_rows,
+from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, PROBE_TASK, SERIES, TamtSection, fewest, judged_rows,
                                            overall_scores, runs_behind, score_figure, scores_only, subnetworks)
+from srnets_lib.book.sections import noise as sampling
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -127,9 +128,37 @@ class Transfer(TamtSection):
         index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
         return plots.table(scores_only(page.frame), index=index)
 
+    def remarks(self, page) -> str:
+        """The tasks on which no two subnetworks' scores differ by more than twice the standard error
+        of their difference (from their stored predictions) at any sparsity, random pruning included:
+        such a task separates no method, and its panel's spread is noise."""
+        rows = scores_only(judged_rows(page))
+        rows = rows[~rows.reference.astype(bool) & (rows.task != PROBE_TASK)] if not rows.empty else rows
+        flat = []
+        for task, of_task in (rows.groupby("task", sort=False) if not rows.empty else []):
+            spreads = [separation(of_x) for _, of_x in of_task.groupby("x")]
+            if spreads and all(s is not None and not s[0] for s in spreads):
+                flat.append(f"{task} ({max(s[1] for s in spreads):.1f} points at most between two of them)")
+        if not flat:
+            return ""
+        return (f"**Separates no method:** on {', '.join(flat)} the subnetworks' scores at each sparsity lie within "
+                "twice the standard error of their differences (from the stored predictions), random pruning "
+                "included; differences on that panel are noise.")
+
     def judge(self, page) -> list[Verdict]:
         """The claims on the page's own points (not the opt-in backbones'), as the scorecard judges them."""
         return page.judge(self.claims, judged_rows(page), page.tasks)
+
+
+def separation(rows: pd.DataFrame) -> tuple[bool, float] | None:
+    """Of one task's subnetworks at one sparsity: whether some two differ by more than twice the
+    standard error of their difference, and the largest difference (points); None where a score
+    has no stored predictions or fewer than two series are there."""
+    scores = {series: sampling.mean(sampling.scores(group, "id")) for series, group in rows.groupby("series")}
+    if len(scores) < 2 or any(s.se is None for s in scores.values()):
+        return None
+    pairs = [(a - b) for a in scores.values() for b in scores.values() if float(a) > float(b)]
+    return any(abs(float(d)) > 2 * (d.se or 0.0) for d in pairs), 100 * max((float(d) for d in pairs), default=0.0)
 
 
 SECTION = Transfer()
