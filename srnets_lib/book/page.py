@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from srnets_lib.book import analyses as analysis, banner as report, columns, frames, page_notes, paper_numbers, plots, sections
+from srnets_lib.book import (analyses as analysis, banner as report, columns, frames, interactive, page_notes, paper_numbers,
+                             plots, sections)
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import gather
@@ -250,6 +251,16 @@ class Page:
                 warnings.warn(f"{self.section.name}: the figure panel {panel!r} draws no data", stacklevel=2)
         return Shown(*[part for fig in figures for part in (fig, self.caption(fig))]) if figures else Shown(
             "*No finished runs to draw.*")
+
+    def explore(self) -> Shown:
+        """The figure's points as an interactive figure (book/interactive.py): hover a point for its
+        run, seed and exact score; click a legend entry to hide its series. Offline (plotly.js embedded)."""
+        rows = self.data("figure") if not self.frame.empty else self.frame
+        if rows.empty:
+            return Shown("*No finished runs to draw.*")
+        data = "synthetic data" if self.synthetic else "this build's runs"
+        what = self.section.reproduces
+        return Shown(interactive.explore(rows, f"{what[:1].upper()}{what[1:]}, to explore ({data})"))
 
     def caption(self, fig) -> str:
         """What a figure is: the paper's figure it redraws and what this build put in it."""

@@ -7,7 +7,8 @@ natural size; no cell output may show an error, a warning or a traceback (a figu
 no data is one: book/page.py), setup code, or a table cut in the middle; no table may be wider than
 the text column; no text may name a path of the machine that built it; section notebooks must hold a
 figure at least 70% of the text column wide; the scorecard must hold a row per claim; no code cell
-may be shown, and no page's summary may give a claim another outcome than the scorecard's line for it.
+may be shown, and no page's summary may give a claim another outcome than the scorecard's line for it;
+sec4_2's interactive figure must draw, and a point hovered with the mouse must name its run and seed.
 Last, JupyterLab is opened on book/sec4_2.ipynb (in this environment, its kernel the venv's python3,
 gathering from the run store) and Run All must draw the page's first figure.
 Screenshots are taken at 1400 and 800 px wide (<chapter>.png, <chapter>-800.png), and the table
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from srnets_lib.book import paper_numbers
+from srnets_lib.book import interactive, paper_numbers
 from srnets_lib import paths
 
 ERROR_SELECTORS = ".output.traceback, .output.error, .cell_output .output.stderr, div.highlight-ipythontb"
@@ -115,6 +116,7 @@ def check(html: Path, screenshots: Path) -> list[str]:
                 problems.append(f"{len(errors)} error output(s): {errors[0].text[:200]!r}")
             problems += [f"page text shows {t!r}" for t in ERROR_TEXTS if t in text]
             problems += page_problems(driver, Path(name).name, text, len(images))
+            problems += explore_problems(driver, Path(name).name)
             claims += [tuple(c) for c in driver.execute_script(CLAIMS_JS)]
             problems += at_widths(driver, screenshots / Path(name).name)
             status = "ok" if not problems else "FAILED: " + "; ".join(problems)
@@ -124,6 +126,33 @@ def check(html: Path, screenshots: Path) -> list[str]:
     finally:
         driver.quit()
     return failures + disagreements(claims)
+
+
+EXPLORED = "sec4_2"  # the page whose figure has an interactive copy (Page.explore)
+HOVER_JS = ("return Array.from(document.querySelectorAll('#%s .hoverlayer .hovertext'))"
+            ".map(e => e.textContent);" % interactive.POINT_ID)
+
+
+def explore_problems(driver, name: str) -> list[str]:
+    """A page's interactive figure drew its points and, hovered with the mouse, names a point's run,
+    seed and score (offline: its plotly.js is in the page)."""
+    import time
+
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    points = driver.find_elements(By.CSS_SELECTOR, f"#{interactive.POINT_ID} .scatterlayer .points path.point")
+    if not points:
+        return [f"no interactive figure drawn (#{interactive.POINT_ID})"] if name == EXPLORED else []
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", points[0])
+    ActionChains(driver).move_to_element(points[0]).perform()
+    deadline, shown = time.time() + 5, []
+    while time.time() < deadline and not shown:
+        shown = driver.execute_script(HOVER_JS)
+        time.sleep(0.2)
+    print(f"browser_check: {name}: the interactive figure's {len(points)} points; hovered: {shown[:1]}")
+    return [] if shown and "run " in shown[0] and "seed " in shown[0] else [
+        f"the interactive figure shows no run and seed when a point is hovered ({shown!r})"]
 
 
 LAB_NOTEBOOK = "sec4_2.ipynb"

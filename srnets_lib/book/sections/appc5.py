@@ -17,7 +17,8 @@ from srnets_lib.book.sections.series import POE, STD
 class OtherBackbones(Section):
     name, number, title = "appc5", "C.5", "Other backbones (paper: RoBERTa-base, BERT-large; toy: a 3-layer MiniLM)"
     reproduces = "appendix table 6"
-    claims = (FullModels(), SubnetworkVsFull("mask 0.5", xs=(0.5,)), SubnetworkVsFull("mask 0.7", xs=(0.7,)))
+    claims = (FullModels(), SubnetworkVsFull("mask 0.5", xs=(0.5,), names={STD: "full model (std)"}),
+              SubnetworkVsFull("mask 0.7", xs=(0.7,), names={STD: "full model (std)"}))
     paper_table = "table6"
     subset_series = (STD, POE)
 

@@ -141,8 +141,9 @@ class SubnetworkVsFull(Claim):
 
     per_sparsity = True
 
-    def __init__(self, series: str, reference: str = STD, xs=(0.5, 0.7)):
-        self.series, self.reference, self.xs = series, reference, tuple(xs)
+    def __init__(self, series: str, reference: str = STD, xs=(0.5, 0.7), names: dict | None = None):
+        """`names`: how the verdict's text names a reference series (C.5: "full model (std)")."""
+        self.series, self.reference, self.xs, self.names = series, reference, tuple(xs), dict(names or {})
 
     def reads(self):
         return self.series, self.reference, STD
@@ -161,5 +162,5 @@ class SubnetworkVsFull(Claim):
         margin = {"ID kept": sub_id - RETAINED * ref_id, "OOD gained": gained - GAIN}  # both in points of the score
         return m.verdict(SRNET, subject, retained >= RETAINED and gained > GAIN, margin, notes=notes,
                          values={"id": sub_id, "ood": sub_ood, "reference id": ref_id, "reference ood": ref_ood},
-                         measured=f"ID {pct(sub_id)} ({100 * retained:.1f}% of {name}), OOD {pct(sub_ood)} "
+                         measured=f"ID {pct(sub_id)} ({100 * retained:.1f}% of {self.names.get(name, name)}), OOD {pct(sub_ood)} "
                                   f"({100 * gained:+.1f} points)")
