@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from srnets_lib.book import columns, plots
-from srnets_lib.book.shown import Html
+from srnets_lib.book.shown import Html, Shown
 
 POINT_ID = "srnets-explore"  # the figure's HTML id (the browser check hovers a point of it)
 
@@ -73,3 +73,14 @@ def explore(frame: pd.DataFrame, title: str) -> Html:
     """The interactive figure as HTML that draws offline: plotly.js embedded once in the page."""
     return Html(figure(frame, title).to_html(full_html=False, include_plotlyjs=True, div_id=POINT_ID,
                                              config={"displaylogo": False, "responsive": True}))
+
+
+def of_page(page) -> Shown:
+    """A page's figure points (Page.data("figure")) as the interactive figure, titled after the
+    paper's figure it redraws."""
+    rows = page.data("figure") if not page.frame.empty else page.frame
+    if rows.empty:
+        return Shown("*No finished runs to draw.*")
+    data = "synthetic data" if page.synthetic else "this build's runs"
+    what = page.section.reproduces
+    return Shown(explore(rows, f"{what[:1].upper()}{what[1:]}, to explore ({data})"))

@@ -252,23 +252,12 @@ class Page:
         return Shown(*[part for fig in figures for part in (fig, self.caption(fig))]) if figures else Shown(
             "*No finished runs to draw.*")
 
-    def explore(self) -> Shown:
-        """The figure's points as an interactive figure (book/interactive.py): hover a point for its
-        run, seed and exact score; click a legend entry to hide its series. Offline (plotly.js embedded)."""
-        rows = self.data("figure") if not self.frame.empty else self.frame
-        if rows.empty:
-            return Shown("*No finished runs to draw.*")
-        data = "synthetic data" if self.synthetic else "this build's runs"
-        what = self.section.reproduces
-        return Shown(interactive.explore(rows, f"{what[:1].upper()}{what[1:]}, to explore ({data})"))
+    def explore(self) -> Shown:  # the figure's points, interactive (book/interactive.py: of_page)
+        return interactive.of_page(self)
 
     def caption(self, fig) -> str:
         """What a figure is: the paper's figure it redraws and what this build put in it."""
-        title = fig._suptitle.get_text() if fig._suptitle is not None else self.section.title
-        data = "synthetic data and the packaged MiniLM, not the paper's" if self.synthetic else "this build's runs"
-        seeds = f"{len(self.seeds)} seed{'s' * (len(self.seeds) != 1)}"
-        return (f"*{title}.* Redraws the paper's {self.section.reproduces} from {data}: {', '.join(self.tasks)}, "
-                f"{seeds}; each value is a mean over seeds (with a ± std band or bar where there are several).")
+        return page_notes.caption(self, fig)
 
     def table(self) -> Shown:
         """The section's table: mean ± std over seeds (x100)."""

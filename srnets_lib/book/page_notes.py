@@ -64,3 +64,12 @@ def missing(page, failed=()) -> str:
     reasons = {p.config.key(): gather.why_missing(p.config) for p in page.missing}
     reasons.update({o.job: f"failed: {o.error}" for o in failed if o.job not in reasons or not reasons[o.job]})
     return text + "".join(f"\n- run `{key}` {why}" for key, why in reasons.items() if why)
+
+
+def caption(page, fig) -> str:
+    """What a figure is: the paper's figure it redraws and what this build put in it."""
+    title = fig._suptitle.get_text() if fig._suptitle is not None else page.section.title
+    data = "synthetic data and the packaged MiniLM, not the paper's" if page.synthetic else "this build's runs"
+    seeds = f"{len(page.seeds)} seed{'s' * (len(page.seeds) != 1)}"
+    return (f"*{title}.* Redraws the paper's {page.section.reproduces} from {data}: {', '.join(page.tasks)}, "
+            f"{seeds}; each value is a mean over seeds (with a ± std band or bar where there are several).")

@@ -122,6 +122,14 @@ def summary(df: pd.DataFrame) -> str:
             f"{df.setting.nunique()} settings; " + ", ".join(f"{n} {w}" for w, n in words.items() if w != "confirmed"))
 
 
+def coverage(df: pd.DataFrame) -> str:
+    """The settings of the grid a table does not hold, in a sentence ("": it holds them all)."""
+    absent = [name for name, _ in settings() if name not in set(df.setting)]
+    return (f" It holds {df.setting.nunique()} of the grid's {len(settings())} settings: {', '.join(absent)} "
+            f"{'is' if len(absent) == 1 else 'are'} not computed yet, so the claims' robustness to "
+            f"{'it' if len(absent) == 1 else 'them'} is unknown." if absent else "")
+
+
 def pivot(df: pd.DataFrame, marks: bool = False) -> pd.DataFrame:
     """One row per (page, claim, task), one column per setting: the outcome (its mark where `marks`),
     the weakest margin in its claim's unit and its standard error."""

@@ -187,14 +187,10 @@ class Scorecard:
                 f"other data seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time "
                 "(hours on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
         table = robustness.pivot(df, marks=True).reset_index()
-        absent = [name for name, _ in robustness.settings() if name not in set(df.setting)]
-        partial = (f" It holds {df.setting.nunique()} of the grid's {len(robustness.settings())} settings: "
-                   f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not computed yet, so the claims' "
-                   "robustness to them is unknown." if absent else "")
         return Shown(f"From {source}: judged {df.attrs['judged']} at commit `{df.attrs['commit']}` on "
                      f"{df.attrs['cpu']}. Each cell is a (page, claim, task) judged in one setting, its outcome by "
                      f"the same rule as the rows above, then the weakest case's margin ± standard error in the "
-                     f"claim's unit: **{robustness.summary(df)}**.{partial}",
+                     f"claim's unit: **{robustness.summary(df)}**.{robustness.coverage(df)}",
                      Html(f'<div style="font-size: 0.75em">{_html(table.map(str))}</div>'))
 
     def precision(self) -> Shown:
