@@ -135,15 +135,17 @@ class Transfer(TamtSection):
         rows = scores_only(judged_rows(page))
         rows = rows[~rows.reference.astype(bool) & (rows.task != PROBE_TASK)] if not rows.empty else rows
         flat = []
-        for task, of_task in (rows.groupby("task", sort=False) if not rows.empty else []):
+        for (group, task), of_task in (rows.groupby(["group", "task"], sort=False) if not rows.empty else []):
             spreads = [separation(of_x) for _, of_x in of_task.groupby("x")]
             if spreads and all(s is not None and not s[0] for s in spreads):
-                flat.append(f"{task} ({max(s[1] for s in spreads):.1f} points at most between two of them)")
+                flat.append(f"{task}{f' ({group})' if group else ''}: {max(s[1] for s in spreads):.1f} points at most "
+                            "between two of them")
         if not flat:
             return ""
-        return (f"**Separates no method:** on {', '.join(flat)} the subnetworks' scores at each sparsity lie within "
-                "twice the standard error of their differences (from the stored predictions), random pruning "
-                "included; differences on that panel are noise.")
+        rand = ", random pruning included" if "Rand" in set(rows.series) else ""
+        return (f"**Separates no method** ({'; '.join(flat)}): there the subnetworks' scores at each sparsity lie "
+                f"within twice the standard error of their differences (from the stored predictions){rand}; "
+                "differences on that panel are noise.")
 
     def judge(self, page) -> list[Verdict]:
         """The claims on the page's own points (not the opt-in backbones'), as the scorecard judges them."""
