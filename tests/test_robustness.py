@@ -33,11 +33,42 @@ def test_each_setting_is_computed_on_its_own_data_and_judged_on_its_own_runs(sto
     assert {r["setting"] for r in rows if r["holds"] is None} == {"data_seed=4"}
 
 
+def test_an_empty_store_shows_the_shipped_grid_while_its_runs_are_the_builds(store, tiny_params):
+    """The grid shipped with the package was judged on params/toy.yaml: a toy build with an empty
+    store shows it, with its commit, CPU and how many of the grid's settings it holds, while every
+    setting's run keys are the build's; another params file's build says how to make its own."""
+    from srnets_lib.book import scorecard
+
+    toy = params_lib.load("params/toy.yaml")
+    stored = json.loads((robustness.paths.PROJECT_ROOT / "srnets_lib/book" / robustness.SHIPPED).read_text())
+    assert stored["params"] == "toy" and stored["commit"] and stored["cpu"] and stored["judged"]
+    assert set(stored["settings"]) <= {name for name, _ in robustness.settings()} and "default" in stored["settings"]
+    df, why = robustness.shipped(toy)
+    text = scorecard.Scorecard(toy).robustness().text
+    if df is None:  # the toy's runs changed since the grid was judged: it is not shown as this build's
+        assert "keys changed" in why and f"*Not computed for this build's store* ({why})" in text
+    else:
+        assert text.startswith("From the last grid measured, shipped with the package") and stored["commit"] in text
+        assert set(df.setting) == set(stored["settings"]) and robustness.coverage(df) in text
+    other = scorecard.Scorecard(params_lib.load(tiny_params)).robustness().text
+    assert "*Not computed for this build's store*" in other and "keys changed" in other  # the toy's name, other runs
+
+
+def test_a_grid_without_some_settings_names_them():
+    import pandas as pd
+
+    held = pd.DataFrame({"setting": ["default", "data_seed=1"]})
+    sentence = robustness.coverage(held)
+    assert sentence.startswith(f" It holds 2 of the grid's {len(robustness.settings())} settings: data_seed=2, ")
+    assert "bias_strength=0.95 are not computed yet" in sentence
+    everything = pd.DataFrame({"setting": [name for name, _ in robustness.settings()]})
+    assert robustness.coverage(everything) == ""
+
+
 def test_the_scorecard_shows_the_table_or_how_to_make_it(store):
     from srnets_lib.book import scorecard
 
     card = scorecard.Scorecard(params_lib.load("params/toy.yaml"))  # on an empty store
-    assert "make robustness PARAMS=params/toy.yaml" in card.robustness().text
     rows = [{"setting": s, "page": "sec4_2", "claim": "poe-improves-ood", "task": "nli", "holds": h, "verdicts": 1,
              "held": int(h), "margin": m} for s, h, m in (("default", True, 0.03), ("data_seed=1", False, -0.01))]
     file = robustness.path(card.params)
