@@ -58,7 +58,7 @@ book-full:
 	$(MAKE) book SWEEP_FLAGS=--full
 
 # the core claims (4.2, 4.3, 4.4, 5.2) judged again at 4 other data seeds and 4 bias strengths, one
-# field changed at a time (srnets_lib/book/robustness.py; hours on 2 cores); make book then shows the
+# field changed at a time (srnets_lib/book/robustness.py; about 8 minutes a setting on 2 cores, docs/MEASUREMENTS.md); make book then shows the
 # table on the scorecard page
 robustness: $(STAMP)
 	$(PY) -m srnets_lib robustness --params $(PARAMS) --executor $(EXECUTOR)

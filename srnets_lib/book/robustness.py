@@ -141,10 +141,12 @@ def pivot(df: pd.DataFrame, marks: bool = False) -> pd.DataFrame:
         return f"{mark(row.outcome) if marks else row.outcome} {shown(row.margin, unit)}{noise}"
 
     marked = df.assign(cell=df.apply(cell, axis=1))
+    if marks:  # as a page shows it: the section's number (4.2), not its notebook's name
+        marked = marked.assign(page=[sections.get(p).number for p in marked.page])
     order = list(dict.fromkeys(df.setting))
     table = marked.pivot_table(index=["page", "claim", "task"], columns="setting", values="cell",
                                aggfunc="first", sort=False)[order]
-    return table.rename_axis(columns=None)
+    return table.rename_axis(index={"page": "section"} if marks else {}, columns=None)
 
 
 def provenance() -> dict:

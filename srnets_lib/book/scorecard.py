@@ -185,7 +185,7 @@ class Scorecard:
                 f"`make robustness PARAMS={report.shown_path(self.params.source)}` judges the claims of sections "
                 f"{', '.join(sections.get(n).number for n in robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} "
                 f"other data seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time "
-                "(hours on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
+                "(an hour or more on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
         table = robustness.pivot(df, marks=True).reset_index()
         return Shown(f"From {source}: judged {df.attrs['judged']} at commit `{df.attrs['commit']}` on "
                      f"{df.attrs['cpu']}. Each cell is a (page, claim, task) judged in one setting, its outcome by "
