@@ -29,10 +29,10 @@ class OtherBackbones(Section):
     def subset_points(self, page, series, sparsity):
         """The full models of each backbone beside those of the book's own backbone (section 4.2's):
         where on the OOD set does each std model follow the cue?"""
-        own = [replace(p, series=f"{p.series}, section 4.2's backbone") for task in page.tasks for seed in page.seeds
+        own = [(p, "section 4.2's backbone") for task in page.tasks for seed in page.seeds
                for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
-        return own + [replace(p, series=f"{p.series.replace('full bert (', 'full model (')}, {p.group}")
-                      for p in super().subset_points(page, series, sparsity)]
+        return [replace(p, series=f"{p.series.replace('full bert (', 'full model (')}, {backbone}")
+                for p, backbone in own + [(p, p.group) for p in super().subset_points(page, series, sparsity)]]
 
     def points(self, recipes, tasks, seeds, sparsities):
         """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""
