@@ -33,16 +33,15 @@ def figure(frame: pd.DataFrame, title: str):
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
 
-    panels = _panels(frame)
-    ncols = max(sum(1 for t, _ in panels if t == task) for task in dict.fromkeys(frame.task))
-    nrows = len(dict.fromkeys(frame.task))
+    panels, tasks = _panels(frame), list(dict.fromkeys(frame.task))
+    ncols, nrows = max(sum(1 for t, _ in panels if t == task) for task in tasks), len(tasks)
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"{t}: {c.removeprefix('ood:')}" for t, c in panels],
                         horizontal_spacing=0.08, vertical_spacing=0.12 if nrows > 1 else 0.2)
     palette = plots.palette_of(list(dict.fromkeys(frame.series)))
     xs = sorted(set(frame.loc[~frame.reference.astype(bool), "x"])) or [0.0, 1.0]
     shown = set()
-    for i, (task, column) in enumerate(panels):
-        row, col = list(dict.fromkeys(frame.task)).index(task) + 1, [c for t, c in panels if t == task].index(column) + 1
+    for task, column in panels:
+        row, col = tasks.index(task) + 1, [c for t, c in panels if t == task].index(column) + 1
         of_panel = frame[(frame.task == task) & frame[column].notna()]
         for series, rows in of_panel.groupby("series", sort=False):
             colour, first = palette[series], series not in shown

@@ -31,7 +31,7 @@ class OtherBackbones(Section):
         where on the OOD set does each std model follow the cue?"""
         own = [(p, "section 4.2's backbone") for task in page.tasks for seed in page.seeds
                for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
-        return [replace(p, series=f"{p.series.replace('full bert (', 'full model (')}, {backbone}")
+        return [replace(p, series=f"{full_model(p.series)}, {backbone}")
                 for p, backbone in own + [(p, p.group) for p in super().subset_points(page, series, sparsity)]]
 
     def points(self, recipes, tasks, seeds, sparsities):
@@ -60,10 +60,15 @@ class OtherBackbones(Section):
         return plots.table(named(page.frame), index=("group", "task", "series"))
 
 
-def named(frame):
-    """Each backbone's full model as table 6 names it ("full model, std"): not "full bert" on a
+def full_model(series: str) -> str:
+    """A backbone's full model as table 6 names it ("full model, std"): not "full bert" on a
     RoBERTa or a MiniLM (the pages' other series names, and the colours, stay those of 4.2)."""
-    return frame.assign(series=frame.series.str.replace("full bert (", "full model (", regex=False))
+    return series.replace("full bert (", "full model (")
+
+
+def named(frame):
+    """The frame's series as C.5 names them (full_model)."""
+    return frame.assign(series=frame.series.map(full_model))
 
 
 SECTION = OtherBackbones()
