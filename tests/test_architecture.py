@@ -159,3 +159,81 @@ def test_the_architecture_docs_tree_is_the_package_tree():
     files = {p.name for p in ROOT.rglob("*.py")}
     named = set(re.findall(r"\b(\w+\.py)\b", tree))
     assert named - files == set()
+
+
+def defined_names(path: Path) -> list[tuple[str, int]]:
+    """The classes a module defines (at any depth) and its module-level CapWords names (type aliases
+    such as `MethodName = Literal[...]`), with their lines."""
+    tree = ast.parse(path.read_text())
+    names = [(n.name, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    for node in tree.body:
+        for target in (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, ast.AnnAssign) else []):
+            if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z][a-z]\w*", target.id):
+                names.append((target.id, node.lineno))
+    return names
+
+
+def test_no_class_name_is_defined_twice():
+    """One name, one meaning: a settings model and the book's class, or a protocol and its concrete
+    class, are named for what each is (a reader greps `Page` and finds one)."""
+    where: dict[str, list[str]] = {}
+    for path in MODULES:
+        for name, line in defined_names(path):
+            where.setdefault(name, []).append(f"{path.relative_to(ROOT)}:{line}")
+    assert {n: w for n, w in where.items() if len(w) > 1} == {}
+
+
+def is_module(dotted: str) -> bool:
+    path = ROOT.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def test_no_module_is_imported_under_another_name_of_this_package():
+    """`from srnets_lib.model import backbones as models` reads as another module: a module of this
+    package is imported under its own name (or a name that adds to it, such as `corpus_kind`)."""
+    renamed = []
+    for path in [*MODULES, *(ROOT.parent / "tests").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("srnets_lib"):
+                renamed += [f"{path.name}: {a.name} as {a.asname}" for a in node.names
+                            if a.asname and a.name != "__main__" and a.name not in a.asname and is_module(f"{node.module}.{a.name}")]
+    assert renamed == []
+
+
+# the authors' files the code and docs cite (llyx97/sparse-and-robust-PLM, llyx97/TAMT and the
+# transformers version they vendor): names that are not this project's
+AUTHORS_FILES = {
+    "LT_pretrain.py", "clf_distill_loss_functions.py", "compare_mask.py", "data_collator.py", "eval_kd.py",
+    "eval_mlm.py", "glue_trans.py", "glue_trans_few.py", "language_modeling.py", "mask_dist.py",
+    "mask_run_glue.py", "mask_trainer.py", "mask_trainer_mlm.py", "maskers.py", "modeling_bert.py",
+    "optimization.py", "pregenerate_training_data.py", "qqp_generate_data.py", "run_glue.py",
+    "squad_trans.py", "squad_trans_few.py", "train_kd.py", "train_mlm.py", "trainer.py", "trainer_imp.py",
+    "write_bash.py"}
+# files that are examples, not this project's: docs/ARCHITECTURE.md's method and task kind to add,
+# and the script tests/test_packaging.py writes
+EXAMPLES = {"snip.py", "tokens.py", "core.py"}
+PACKAGES = "engine|methods|model|settings|store|training|sweeps|export|metrics|tools"
+
+
+def test_the_files_the_code_and_docs_name_exist():
+    """A mention of one of this project's files (`srnets_lib/model/dropout.py`, `engine/kinds`,
+    `prepare.py`) names a file or folder that exists: a moved module leaves no stale pointer."""
+    project = ROOT.parent
+    ours = {p.name for p in project.rglob("*.py") if ".venv" not in p.parts}
+    texts = [*MODULES, *(project / "tests").glob("*.py"), *(project / "docs").glob("*.md"), project / "README.md",
+             project / "Makefile", *(project / "book").glob("*.md"), *(project / "params").glob("*.yaml"),
+             *ROOT.rglob("*.yaml")]
+    stale = []
+    for path in texts:
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            where = f"{path.relative_to(project)}:{i}"
+            for named in re.findall(r"(?<![\w./-])((?:srnets_lib|" + PACKAGES + r")/[\w./]*\w)", line):
+                relative = named.removeprefix("srnets_lib/")
+                candidates = (ROOT / relative, project / named)  # srnets_lib/tools/ or the project's tools/
+                if not any(c.exists() or c.with_suffix(".py").exists() for c in candidates) \
+                        and named.rpartition("/")[2] not in EXAMPLES:
+                    stale.append(f"{where}: {named}")
+            stale += [f"{where}: {name}" for name in re.findall(r"(?<![\w.-])(\w+\.py)\b", line)
+                      if name not in ours | AUTHORS_FILES | EXAMPLES]
+    assert stale == []

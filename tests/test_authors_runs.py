@@ -10,7 +10,7 @@ import torch
 
 from srnets_lib import methods
 from srnets_lib.engine.step import HFAdamW, Optimization
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.settings import params
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.recipes import Recipes
@@ -90,7 +90,7 @@ def test_imp_without_rewinding_prunes_and_keeps_the_trained_weights():
     for rewind in (False, True):
         config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.2, imp_rewind=rewind, epochs=6, **CORPUS)
         method = methods.create(config, 24)  # t_max 18: prune every step
-        model = models.load_pretraining_model("tiny")
+        model = backbones.load_pretraining_model("tiny")
         pruning.install(model, method.masked_layers())
         method.prepare(model)
         theta_0 = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -216,7 +216,7 @@ def test_imp_and_omp_prune_torch_s_count_only_with_prune_rounding_torch():
     for rounding in ("floor", "torch"):
         config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.3, epochs=6, prune_rounding=rounding, **CORPUS)
         method = methods.create(config, 24)
-        model = models.load_pretraining_model("tiny")
+        model = backbones.load_pretraining_model("tiny")
         pruning.install(model, method.masked_layers())
         method.prepare(model)
         for step in sorted(method.schedule.sparsity_steps):
@@ -224,7 +224,7 @@ def test_imp_and_omp_prune_torch_s_count_only_with_prune_rounding_torch():
         counts[rounding] = {n: int((~m.mask).sum()) for n, m in pruning.masked_modules(model).items()}
         omp = RunConfig(method="omp", loss="mlm", sparsity=0.7, prune_rounding=rounding, **CORPUS)
         shot = methods.create(omp, 24)
-        model = models.load_pretraining_model("tiny")
+        model = backbones.load_pretraining_model("tiny")
         pruning.install(model, shot.masked_layers())
         shot.prepare(model)
         counts["omp " + rounding] = {n: int((~m.mask).sum()) for n, m in pruning.masked_modules(model).items()}

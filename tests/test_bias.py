@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from srnets_lib.data import bias
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.data.splits import Split
 from srnets_lib.data.synthetic import make_task
 from srnets_lib.metrics import split_metric
@@ -30,9 +30,9 @@ def test_claim_features_max_pool():
 @pytest.mark.parametrize("task", ["nli", "paraphrase", "factcheck"])
 def test_bias_only_model_is_good_in_distribution_and_near_chance_ood(task, store):
     data = make_task(task, 1200, 400, 400, bias_strength=0.9)
-    tokenizer = models.load_tokenizer("packaged")
-    model = models.load_model("packaged", len(data.label_names), num_layers=1)
-    predictions = bias.bias_predictions(task, data, tokenizer, models.input_embeddings(model), "packaged")
+    tokenizer = backbones.load_tokenizer("packaged")
+    model = backbones.load_model("packaged", len(data.label_names), num_layers=1)
+    predictions = bias.bias_predictions(task, data, tokenizer, backbones.input_embeddings(model), "packaged")
     dev = split_metric(data.metric, data.dev, predictions.probs["dev"].argmax(1))
     (name, ood), = data.ood.items()
     ood_score = split_metric(data.metric_of(name), ood, predictions.probs[name].argmax(1))

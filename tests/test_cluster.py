@@ -64,7 +64,7 @@ def computed_by(folder) -> str:
 def served(store, tiny_params, *overrides) -> list:
     """The runs of the sweep's graph, each checked as the next sweep would (None: it serves)."""
     graph, _ = book_runs.of_notebooks([NOTEBOOK], params.load(tiny_params, list(overrides)))
-    return [Run(node.config, store).serves(node.request) for node in graph]
+    return [Run(node.config, store).why_not(node.request) for node in graph]
 
 
 def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gathers_them(store, tiny_params):

@@ -196,7 +196,7 @@ def test_the_judged_sparsities_are_the_claims_own_and_only_narrow_the_preset(tmp
 def test_a_section_can_run_on_its_own_seeds(tmp_path):
     """sections.<page>.seeds narrows a page's seeds (the toy's compute budget): the recipes, the
     sweep's notebook jobs and the page's scope line all follow it; the other sections keep the preset's."""
-    from srnets_lib.book import banner as report, sections
+    from srnets_lib.book import banner, sections
 
     derived = tmp_path / "derived.yaml"
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\n"
@@ -208,12 +208,12 @@ def test_a_section_can_run_on_its_own_seeds(tmp_path):
     jobs = book_runs.notebook_jobs(["book/sec4_4.ipynb", "book/sec4_2.ipynb"], str(derived))
     assert {j.seed for j in jobs if "sec4_4" in j.notebook} == {2}
     assert {j.seed for j in jobs if "sec4_2" in j.notebook} == {1, 2}
-    assert "seed 2 (the preset's: 1, 2)" in report.scope(p, ["nli"], [2])
+    assert "seed 2 (the preset's: 1, 2)" in banner.scope(p, ["nli"], [2])
     toy = params.load("params/toy.yaml")  # named relative to the project, however it was loaded
-    assert report.scope(toy, ["nli"], [1]).endswith("as `sections` in `params/toy.yaml` chooses.")
-    assert report.scope(p, p.preset.tasks, p.preset.seeds) == ""
-    assert report.scope(toy, toy.tamt.tasks, toy.tamt.mask_seeds, "tamt_transfer") == ""  # Part II: its own block
-    assert "seed 2 (the default's: 1)" in report.scope(toy, toy.tamt.tasks, [2], "tamt_transfer")
+    assert banner.scope(toy, ["nli"], [1]).endswith("as `sections` in `params/toy.yaml` chooses.")
+    assert banner.scope(p, p.preset.tasks, p.preset.seeds) == ""
+    assert banner.scope(toy, toy.tamt.tasks, toy.tamt.mask_seeds, "tamt_transfer") == ""  # Part II: its own block
+    assert "seed 2 (the default's: 1)" in banner.scope(toy, toy.tamt.tasks, [2], "tamt_transfer")
     derived.write_text(f"base: {paths.PARAMS_DIR / 'toy.yaml'}\nname: derived\nsections: {{sec9: {{seeds: [1]}}}}\n")
     with pytest.raises(params.ParamsError, match="sec9"):
         params.load(derived)

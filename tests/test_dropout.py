@@ -1,10 +1,10 @@
-"""dropout_rng: fast -- dropout with masks from 16-bit random lanes (srnets_lib/dropout.py)."""
+"""dropout_rng: fast -- dropout with masks from 16-bit random lanes (srnets_lib/model/dropout.py)."""
 
 import pytest
 import torch
 from torch import nn
 
-from srnets_lib.model import dropout, backbones as models
+from srnets_lib.model import dropout, backbones
 
 
 def test_keep_probability_is_one_minus_p_to_16_bits():
@@ -41,8 +41,8 @@ def test_identity_in_eval_and_at_p_zero():
 
 
 def tiny_model():
-    model = models.load_model("tiny", 3)
-    tokenizer = models.load_tokenizer("tiny")
+    model = backbones.load_model("tiny", 3)
+    tokenizer = backbones.load_tokenizer("tiny")
     batch = tokenizer(["a man sleeps", "the doctor saw the lawyer near the bank today"], padding=True,
                       return_tensors="pt")
     return model, batch

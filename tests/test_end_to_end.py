@@ -15,7 +15,7 @@ import torch
 
 from srnets_lib.engine import evaluation
 from srnets_lib import methods, paths
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.training.prepare import build_run
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.sweeps.executors import execute
@@ -71,7 +71,7 @@ def test_one_imp_run_yields_every_level_and_imp_rw_masks_rewind_to_theta_pt(stor
         assert {"hans-like"} == set(scores.ood)
     retrain = RunConfig(task="nli", mask_from=rw, mask_level=0.2, **COMMON)
     masked = pruning.masked_modules(build_run(retrain, Run(retrain), Request()).model)
-    theta_pt = dict(models.load_model("tiny", 3, seed=1).named_parameters())
+    theta_pt = dict(backbones.load_model("tiny", 3, seed=1).named_parameters())
     assert masked and "classifier" not in masked  # the classifier stays dense
     for name, module in masked.items():
         assert (~module.mask).float().mean().item() == pytest.approx(0.2, abs=1e-3)
@@ -107,13 +107,13 @@ def test_evaluating_only_what_is_read_gives_the_same_results(tmp_path):
 def test_selected_ood_is_scored_on_the_selected_checkpoints_weights(store, monkeypatch):
     """Scoring the OOD sets only at the end, a fine-tuning run whose best checkpoint is not its
     last scores them on the selected weights, not on the last ones."""
-    seen, scores = [], evaluation.Evaluator.scores
+    seen, scores = [], evaluation.TaskEvaluator.scores
 
     def spy(self, model, splits=None):
         seen.append((splits, torch.cat([p.detach().flatten() for p in model.parameters()]).clone()))
         return scores(self, model, splits)
 
-    monkeypatch.setattr(evaluation.Evaluator, "scores", spy)
+    monkeypatch.setattr(evaluation.TaskEvaluator, "scores", spy)
     result = execute(full(lr=1e-2, seed=3))
     assert result.selected_step < result.steps_run  # this seed and lr select step 8 of 12
     dev = [weights for splits, weights in seen if splits == ("dev",)]
@@ -129,15 +129,15 @@ def test_a_stored_run_serves_only_requests_it_covers(store):
     config = full()
     first = execute(config)
     run = Run(config)
-    assert run.serves(Request()) is None
-    assert "every evaluation" in run.serves(EVERY)
-    assert "steps [4]" in run.serves(Request(keep_steps=(4,)))
-    assert "weights" in run.serves(Request(weights=True))
+    assert run.serves(Request())
+    assert "every evaluation" in run.why_not(EVERY)
+    assert "steps [4]" in run.why_not(Request(keep_steps=(4,)))
+    assert "weights" in run.why_not(Request(weights=True))
     again = execute(config, Request(ood_every=True, keep_steps=(4,), weights=True))
     assert (again.id, again.ood, again.selected_step) == (first.id, first.ood, first.selected_step)
     assert again.kept_steps == [4] and again.weights and again.ood_every
     assert run.file(paths.step_weights(4)).is_file() and run.file(paths.WEIGHTS).is_file()
-    assert run.serves(Request(keep_steps=(4,))) is None
+    assert run.serves(Request(keep_steps=(4,)))
 
 
 def test_a_stored_run_whose_data_changed_is_computed_again(store):
@@ -147,7 +147,7 @@ def test_a_stored_run_whose_data_changed_is_computed_again(store):
     stored = json.loads(run.file(paths.FINAL).read_text())
     stored["data_fingerprint"]["dev"] = "0" * 16  # as if the dev file had changed since
     run.file(paths.FINAL).write_text(json.dumps(stored))
-    assert run.serves(Request()) == "the data it read changed since"
+    assert run.why_not(Request()) == "the data it read changed since"
     assert execute(config).data_fingerprint["dev"] != "0" * 16
 
 
@@ -161,14 +161,14 @@ def test_a_stored_run_whose_data_cannot_be_read_is_not_served_and_says_why(store
         raise FileNotFoundError("data/nli/dev.tsv does not exist")
 
     monkeypatch.setattr(runs, "current_fingerprints", unreadable)
-    assert Run(config).serves(Request()) == ("its data cannot be read now (FileNotFoundError: "
+    assert Run(config).why_not(Request()) == ("its data cannot be read now (FileNotFoundError: "
                                                 "data/nli/dev.tsv does not exist)")
 
 
 def test_methods_declare_what_trains_without_side_effects():
     config = RunConfig(task="nli", method="mask", loss="std", sparsity=0.5, **COMMON)
     method = methods.create(config, DATA.train_size)
-    model = models.load_model("tiny", 3)
+    model = backbones.load_model("tiny", 3)
     pruning.install(model, method.masked_layers())
     method.prepare(model)
     before = {n: p.requires_grad for n, p in model.named_parameters()}

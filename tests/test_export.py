@@ -23,10 +23,10 @@ from safetensors.torch import load_file
 
 from srnets_lib import paths
 from srnets_lib.__main__ import main
-from srnets_lib.book import page as book
+from srnets_lib.book import page as book_page
 from srnets_lib.data.load import load_task
 from srnets_lib.export import check, hf, measure, rebuild
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.recipes import Recipes
@@ -130,7 +130,7 @@ def test_a_mask_training_run_exports_as_w_times_m(toy):
     """f(m . theta_ft): the std model's weights times the trained mask, the classifier and pooler
     included (mask training masks them too); config.json keeps the toy's 2 of 6 layers."""
     weights, masks = masked_weights(toy["folder"])
-    theta_ft = models.load_model("packaged", 3, 2, seed=1, pooling="mean")
+    theta_ft = backbones.load_model("packaged", 3, 2, seed=1, pooling="mean")
     Run(toy["base"], toy["root"]).load_weights(theta_ft)
     own = dict(theta_ft.named_parameters())
     assert "classifier" in masks and "bert.pooler.dense" in masks
@@ -209,7 +209,7 @@ def test_the_card_gives_the_seed_spread_of_its_point_where_the_store_has_other_s
 
 
 def test_each_page_shows_the_command_that_exports_its_points():
-    text = book.reproduce_text("sec4_2", params_lib.load("params/toy.yaml"), [0.7], [1])
+    text = book_page.reproduce_text("sec4_2", params_lib.load("params/toy.yaml"), [0.7], [1])
     assert '`python -m srnets_lib export --page sec4_2 --series "mask train (std)"' in text
 
 
@@ -266,7 +266,7 @@ def test_a_subnetwork_fine_tuned_on_squad_exports_as_a_question_answering_model(
     before = digest(store)
     rebuilt = rebuild.rebuild(transfer, say=lambda line: None)
     assert "computed again here" in rebuilt.weights and digest(store) == before
-    assert set(rebuilt.masks) == {n for n in Run(omp).masks() if models.is_transformer_matrix(n)}
+    assert set(rebuilt.masks) == {n for n in Run(omp).masks() if backbones.is_transformer_matrix(n)}
     reference = check.outputs(rebuilt.model, check.probe_batch(rebuilt.model, 128))
     folder = hf.write(rebuilt, tmp_path / "qa")
     assert folder.auto_class == "AutoModelForQuestionAnswering" and not folder.remote_code

@@ -135,9 +135,9 @@ def test_mask_for_another_model_is_refused(tmp_path):
 
 
 def test_mean_pooling_reads_the_masked_mean_of_the_token_states():
-    from srnets_lib.model import backbones as models
+    from srnets_lib.model import backbones
 
-    model = models.load_model("tiny", 3, seed=0, pooling="mean").eval()
+    model = backbones.load_model("tiny", 3, seed=0, pooling="mean").eval()
     ids = torch.tensor([[101, 7, 8, 102, 0, 0], [101, 9, 102, 5, 6, 102]])
     mask = (ids != 0).long()
     with torch.no_grad():
@@ -147,4 +147,4 @@ def test_mean_pooling_reads_the_masked_mean_of_the_token_states():
         expected = model.classifier(torch.tanh(model.bert.pooler.dense(mean)))
     assert torch.allclose(logits, expected, atol=1e-5)
     # the same parameter names as a [CLS] model: masks and weights files are interchangeable
-    assert [n for n, _ in model.named_parameters()] == [n for n, _ in models.load_model("tiny", 3).named_parameters()]
+    assert [n for n, _ in model.named_parameters()] == [n for n, _ in backbones.load_model("tiny", 3).named_parameters()]

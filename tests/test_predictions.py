@@ -105,6 +105,6 @@ def test_an_imp_run_scores_only_the_levels_a_result_reads_and_keeps_every_levels
     for level in (0.25, 0.5, 0.75):
         assert 1 - Run(config).masks(level)["bert.encoder.layer.0.attention.self.query"].float().mean().item() \
             == pytest.approx(level, abs=0.01)
-    assert Run(config).serves(node.request) is None
-    assert Run(config).serves(dataclasses.replace(node.request, levels=(0.5,))) == "it did not score its levels 0.5"
-    assert "not every one" in Run(config).serves(dataclasses.replace(node.request, levels=None))
+    assert Run(config).serves(node.request)
+    assert Run(config).why_not(dataclasses.replace(node.request, levels=(0.5,))) == "it did not score its levels 0.5"
+    assert "not every one" in Run(config).why_not(dataclasses.replace(node.request, levels=None))

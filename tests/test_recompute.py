@@ -58,18 +58,18 @@ def test_an_interrupted_recomputation_leaves_the_finished_run_finished_then_resu
         execute(full, more)
     again = Run(full).recomputation()
     assert again.file(paths.CHECKPOINT).is_file() and not again.done
-    assert files_of(Run(full)) == before and Run(full).serves() is None  # the stored run, as it was
-    assert Run(mask).serves() is None and files_of(Run(mask)) == mask_before
+    assert files_of(Run(full)) == before and Run(full).serves()  # the stored run, as it was
+    assert Run(mask).serves() and files_of(Run(mask)) == mask_before
     assert not gather.missing([Point("mask", "nli", 1, 0.5, mask)])
 
     monkeypatch.setattr(fit.Loop, "checkpoint", real)
     capsys.readouterr()
     execute(full, more)  # resumes the recomputation from its checkpoint, then moves it in
     assert "the same scores and files as the stored result" in capsys.readouterr().err
-    assert Run(full).serves(more) is None and not again.dir.exists()
+    assert Run(full).serves(more) and not again.dir.exists()
     assert {k: v for k, v in files_of(Run(full)).items() if k in before and k.endswith((".npz", ".safetensors"))} == \
         {k: v for k, v in before.items() if k.endswith((".npz", ".safetensors"))}
-    assert Run(mask).serves() is None
+    assert Run(mask).serves()
 
 
 def test_a_recomputation_uses_the_thread_count_the_run_recorded_and_reproduces_its_bits(store, threads, capsys):
@@ -87,7 +87,7 @@ def test_a_recomputation_uses_the_thread_count_the_run_recorded_and_reproduces_i
     assert "the same scores and files as the stored result" in capsys.readouterr().err
     again = Run(full).result()
     assert again.files[paths.WEIGHTS] == stored.files[paths.WEIGHTS] and again.execution["threads"] == 1
-    assert Run(mask).serves(Request()) is None
+    assert Run(mask).serves(Request())
     assert torch.get_num_threads() == 2  # the process's own count, back
 
 
@@ -114,7 +114,7 @@ def test_a_dependency_computed_again_differently_makes_the_runs_built_on_it_stal
     assert f"run {full.key()} computed again: it differs from the stored result" in said
     assert "the runs built on it are stale" in said
     assert all(o.ok for o in outcomes) and {o.job for o in outcomes} == {full.key(), mask.key()}
-    assert Run(mask).serves() is None  # the sweep computed it again from the new weights
+    assert Run(mask).serves()  # the sweep computed it again from the new weights
     assert Run(mask).result().reads[full.key()][paths.WEIGHTS] == Run(full).result().files[paths.WEIGHTS].crc32
 
 

@@ -178,14 +178,14 @@ def test_a_damaged_file_of_a_finished_run_is_named_shown_as_damaged_and_computed
     path = Run(config).file(name)
     assert {name, paths.FINAL} <= {p.name for p in Run(config).dir.iterdir()}
     cut(path)
-    assert str(path) in Run(config).serves(Request())
+    assert str(path) in Run(config).why_not(Request())
     point = Point("mask", "nli", 1, 0.5, config)
     assert gather.missing([point]) == [point] and gather.frame([point]).empty
     assert gather.subsets([point]).empty and gather.masks([point], 0.5) == {}  # no BadZipFile
     why = gather.why_missing(config)
     assert why.startswith("damaged:") and str(path) in why and len(why.splitlines()) == 1
     again = execute(config)  # what the next sweep does: computed again, to the same result
-    assert Run(config).serves(Request()) is None and not gather.missing([point])
+    assert Run(config).serves(Request()) and not gather.missing([point])
     assert again.model_dump(exclude={"seconds", "files", "execution"}) == \
         first.model_dump(exclude={"seconds", "files", "execution"})
 
@@ -200,7 +200,7 @@ def test_a_file_changed_in_place_is_found_by_its_checksum(store):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte, the size unchanged
     path.write_bytes(bytes(data))
-    assert f"{path}: damaged (its CRC-32" in Run(config).serves(Request())
+    assert f"{path}: damaged (its CRC-32" in Run(config).why_not(Request())
 
 
 def test_a_result_written_before_files_were_recorded_is_served_after_reading_them(store):
@@ -220,11 +220,11 @@ def test_a_result_written_before_files_were_recorded_is_served_after_reading_the
     old["execution"] = {k: v for k, v in old["execution"].items() if k not in ("host", "pid", "node")}
     final.write_text(json.dumps(old))
     stamp = final.stat().st_mtime_ns
-    assert Run(config).serves(Request()) is None
+    assert Run(config).serves(Request())
     execute(config)
     assert final.stat().st_mtime_ns == stamp  # served, not recomputed
     cut(Run(config).file(paths.PREDICTIONS))
-    assert str(Run(config).file(paths.PREDICTIONS)) in Run(config).serves(Request())
+    assert str(Run(config).file(paths.PREDICTIONS)) in Run(config).why_not(Request())
 
 
 def test_a_cut_weights_file_is_named_and_its_run_computed_again_so_runs_starting_from_it_run(store):

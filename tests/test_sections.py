@@ -56,7 +56,7 @@ def test_each_section_shows_the_points_it_did_before(name):
 
 @pytest.mark.parametrize("name", sections.SECTIONS)
 def test_the_analyses_beyond_the_paper_name_series_the_page_has(name):
-    """Per-subset scores and mask structure (analysis.py) pick series by name: a name the page
+    """Per-subset scores and mask structure (analyses.py) pick series by name: a name the page
     lacks would draw nothing."""
     section = sections.get(name)
     series = {p.series for p in sections.points(name, params.load("params/paper.yaml"))}

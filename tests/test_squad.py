@@ -194,20 +194,20 @@ def test_load_task_reads_the_first_questions_and_fingerprints_them(tmp_path):
 
 
 def test_span_loss_is_the_qa_heads_own(tmp_path, tokenizer):
-    """qa.SpanLoss gives what BertForQuestionAnswering computes from start and end positions
+    """span_kind.SpanLoss gives what BertForQuestionAnswering computes from start and end positions
     (the loss squad_trans.py of llyx97/TAMT trains on)."""
     import torch
 
-    from srnets_lib.model import backbones as models
+    from srnets_lib.model import backbones
     from srnets_lib.engine import runtime
-    from srnets_lib.engine.kinds import span as qa
+    from srnets_lib.engine.kinds import span as span_kind
     from srnets_lib.data.encode import collate
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).train, tokenizer, 128, 42)
-    model = models.load_qa_model("tiny").eval()  # no dropout: both forwards see the same model
+    model = backbones.load_qa_model("tiny").eval()  # no dropout: both forwards see the same model
     inputs = runtime.model_inputs(collate(windows.encoded, np.arange(len(windows)), tokenizer.pad_token_id))
     labels = torch.from_numpy(windows.encoded.labels)
-    ours = qa.SpanLoss(model, "fp32")({"inputs": inputs, "labels": labels})
+    ours = span_kind.SpanLoss(model, "fp32")({"inputs": inputs, "labels": labels})
     theirs = model(**inputs, start_positions=labels[:, 0], end_positions=labels[:, 1]).loss
     assert torch.allclose(ours, theirs)
 
@@ -243,10 +243,10 @@ class PeakedModel:
 
 
 def test_dev_scores_are_f1_and_exact_match_against_every_gold_answer(tmp_path, tokenizer):
-    from srnets_lib.engine.kinds import span as qa
+    from srnets_lib.engine.kinds import span as span_kind
 
     windows = squad.features(squad.load_squad("local", write_squad(tmp_path)).dev, tokenizer, 128, 42)
-    evaluator = qa.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
+    evaluator = span_kind.SpanEvaluator(windows, 1, tokenizer.pad_token_id, "fp32")
     assert evaluator.scores(PeakedModel(windows)) == {"dev": 1.0, "dev_squad_exact_match": 1.0}
     short = evaluator.scores(PeakedModel(windows, shift=1))  # each answer one token short
     assert short["dev_squad_exact_match"] == 0.0 and 0.0 < short["dev"] < 1.0
@@ -274,7 +274,7 @@ def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding
     mask is left out) on the training windows, scored by dev F1 (the run's score) and exact match."""
     import torch
 
-    from srnets_lib.model import backbones as models, pruning
+    from srnets_lib.model import backbones, pruning
     from srnets_lib.training.prepare import build_run
     from srnets_lib.settings.config import DataConfig, RunConfig
     from srnets_lib.sweeps.executors import execute
@@ -289,11 +289,11 @@ def test_a_subnetwork_transfers_to_squad_from_its_files(store, tmp_path, padding
     assert result.metric == "squad_f1" and set(result.scores) == {"dev_squad_exact_match"} and result.ood == {}
     assert 0.0 <= result.scores["dev_squad_exact_match"] <= result.id <= 1.0  # EM never above F1
     assert result.steps_run == 2 and result.sparsity == pytest.approx(0.5, abs=0.02)  # 3 windows, batch 2
-    assert Run(transfer).serves(Request(weights=True)) is None  # its data fingerprint reads the same again
+    assert Run(transfer).serves(Request(weights=True))  # its data fingerprint reads the same again
     run = build_run(transfer, Run(transfer), Request())
     source, masked = Run(omp).masks(), pruning.masked_modules(run.model)
     assert "bert.pooler.dense" in source and not any("pooler" in n for n, _ in run.model.named_modules())
-    assert set(masked) == {n for n in source if models.is_transformer_matrix(n)}
+    assert set(masked) == {n for n in source if backbones.is_transformer_matrix(n)}
     assert all(torch.equal(m.mask, source[n]) for n, m in masked.items())
     Run(transfer).load_weights(run.model)  # the weights it trained score what it recorded
     assert run.evaluator.scores(run.model)["dev"] == pytest.approx(result.id)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.engine import runtime, step
 from srnets_lib.settings.config import DataConfig
 from srnets_lib.data.load import load_task
@@ -17,9 +17,9 @@ from srnets_lib.data.encode import collate, encode, train_batches
 def _mask_training_losses(compiled: bool, steps: int = 4) -> list[float]:
     """A few mask-training steps of the tiny model with a threshold reset after each."""
     data = load_task("nli", DataConfig(train_size=128, dev_size=32, ood_size=32))
-    encoded = encode(data.train, models.load_tokenizer("tiny"), 48, "tiny", cache=False)
-    model = models.load_model("tiny", 3, seed=0)
-    masked = pruning.install(model, models.is_mask_trained)
+    encoded = encode(data.train, backbones.load_tokenizer("tiny"), 48, "tiny", cache=False)
+    model = backbones.load_model("tiny", 3, seed=0)
+    masked = pruning.install(model, backbones.is_mask_trained)
     model.requires_grad_(False)
     for module in masked.values():
         module.start_mask_training("hard", 0.5)
@@ -60,9 +60,9 @@ def test_imp_pruning_between_compiled_steps_does_not_recompile():
     import torch._dynamo
 
     data = load_task("nli", DataConfig(train_size=96, dev_size=32, ood_size=32))
-    encoded = encode(data.train, models.load_tokenizer("tiny"), 48, "tiny", cache=False)
-    model = models.load_model("tiny", 3, seed=0)
-    masked = pruning.install(model, models.is_imp_prunable)
+    encoded = encode(data.train, backbones.load_tokenizer("tiny"), 48, "tiny", cache=False)
+    model = backbones.load_model("tiny", 3, seed=0)
+    masked = pruning.install(model, backbones.is_imp_prunable)
     forward = step.ForwardLoss(model, "std", "fp32", compiled=True)
     optimization = step.Optimization([p for p in model.parameters() if p.requires_grad], 1e-3, 0.0, 10, 0)
     torch._dynamo.reset()

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from srnets_lib import methods
-from srnets_lib.model import backbones as models, pruning
-from srnets_lib.engine.kinds import corpus as pretraining
+from srnets_lib.model import backbones, pruning
+from srnets_lib.engine.kinds import corpus as corpus_kind
 from srnets_lib.training.prepare import build_run
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.sweeps.executors import execute
@@ -25,8 +25,8 @@ def test_mlm_corrupts_15_percent_of_the_tokens_80_10_10_and_never_a_special_one(
     ids = rng.integers(5, 1000, size=(400, 250))
     special = np.zeros(ids.shape, dtype=bool)
     special[:, 0] = special[:, -1] = True
-    inputs, labels = pretraining.corrupt(ids, special, 1000, 3, rng)
-    chosen = labels != pretraining.IGNORE
+    inputs, labels = corpus_kind.corrupt(ids, special, 1000, 3, rng)
+    chosen = labels != corpus_kind.IGNORE
     assert chosen.mean() == pytest.approx(0.15 * 248 / 250, abs=0.003) and not chosen[special].any()
     assert (labels[chosen] == ids[chosen]).all() and (inputs[~chosen] == ids[~chosen]).all()
     masked, kept = (inputs[chosen] == 3).mean(), (inputs[chosen] == ids[chosen]).mean()
@@ -37,8 +37,8 @@ def test_kd_loss_is_the_mean_over_layers_1_to_l_of_one_minus_cosine():
     torch.manual_seed(0)
     student, teacher = ([torch.randn(2, 5, 8) for _ in range(4)] for _ in range(2))
     expected = np.mean([np.mean(1 - F.cosine_similarity(s, t, dim=-1).numpy()) for s, t in zip(student[1:], teacher[1:])])
-    assert pretraining.kd_loss(tuple(student), tuple(teacher)).item() == pytest.approx(expected, rel=1e-6)
-    assert pretraining.kd_loss(tuple(student), tuple(student)).item() == pytest.approx(0.0, abs=1e-6)
+    assert corpus_kind.kd_loss(tuple(student), tuple(teacher)).item() == pytest.approx(expected, rel=1e-6)
+    assert corpus_kind.kd_loss(tuple(student), tuple(student)).item() == pytest.approx(0.0, abs=1e-6)
 
 
 def test_random_mask_init_prunes_a_seeded_random_k_with_the_hard_scores():
@@ -66,7 +66,7 @@ def test_jaccard_on_known_masks():
 def test_imp_rewinds_the_backbone_to_theta_0_and_not_the_mlm_head():
     config = RunConfig(method="imp-rw", loss="mlm", sparsity=0.2, imp_rewind=True, epochs=6, **CORPUS)
     method = methods.create(config, 24)  # 3 steps per epoch, t_max 18: prune every 1 step
-    model = models.load_pretraining_model("tiny")
+    model = backbones.load_pretraining_model("tiny")
     pruning.install(model, method.masked_layers())
     method.prepare(model)
     theta_0 = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -82,7 +82,7 @@ def test_imp_rewinds_the_backbone_to_theta_0_and_not_the_mlm_head():
 def test_mask_training_on_the_corpus_trains_the_scores_and_the_mlm_head_only():
     config = RunConfig(method="mask", loss="mlm", sparsity=0.5, **CORPUS)
     method = methods.create(config, 24)
-    model = models.load_pretraining_model("tiny")
+    model = backbones.load_pretraining_model("tiny")
     pruning.install(model, method.masked_layers())
     method.prepare(model)
     names = {id(p): n for n, p in model.named_parameters()}
@@ -124,8 +124,8 @@ def test_word_embeddings_masked_on_the_corpus_and_in_transfer(store):
     run = build_run(transfer, Run(transfer), Request())
     embedding = pruning.masked_modules(run.model)["bert.embeddings.word_embeddings"]
     assert torch.equal(embedding.mask, table) and isinstance(embedding, pruning.MaskedEmbedding)
-    model = models.load_pretraining_model("tiny")
-    pruning.install(model, models.masked_layers(models.is_imp_prunable, True))
+    model = backbones.load_pretraining_model("tiny")
+    pruning.install(model, backbones.masked_layers(backbones.is_imp_prunable, True))
     assert model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
 
 
@@ -134,7 +134,7 @@ def tiny_roberta(folder):
     whose token types it accepts): the layout of roberta-base, offline."""
     from transformers import RobertaConfig, RobertaForMaskedLM
 
-    tokenizer = models.load_tokenizer("tiny")
+    tokenizer = backbones.load_tokenizer("tiny")
     torch.manual_seed(0)
     config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                            intermediate_size=64, max_position_embeddings=130, type_vocab_size=2,

@@ -10,10 +10,10 @@ from srnets_lib import methods
 from srnets_lib.data import glue, kd
 from srnets_lib.data.load import random_subset
 from srnets_lib.data.splits import Split
-from srnets_lib.engine.kinds import corpus as pretraining
+from srnets_lib.engine.kinds import corpus as corpus_kind
 from srnets_lib.engine.step import Optimization
 from srnets_lib.methods.schedule import selectable
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.settings import params
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.recipes import Recipes
@@ -51,27 +51,27 @@ def test_the_kd_loss_counts_the_padding_only_with_kd_loss_padding():
     per_layer = [1 - torch.nn.functional.cosine_similarity(s, t, dim=-1) for s, t in zip(student[1:], teacher[1:])]
     ours = torch.stack([(c * mask).sum() / mask.sum() for c in per_layer]).mean()
     theirs = torch.stack([c.mean() for c in per_layer]).mean()
-    assert pretraining.kd_loss(tuple(student), tuple(teacher), mask).item() == pytest.approx(ours.item(), rel=1e-6)
-    assert pretraining.kd_loss(tuple(student), tuple(teacher), None).item() == pytest.approx(theirs.item(), rel=1e-6)
+    assert corpus_kind.kd_loss(tuple(student), tuple(teacher), mask).item() == pytest.approx(ours.item(), rel=1e-6)
+    assert corpus_kind.kd_loss(tuple(student), tuple(teacher), None).item() == pytest.approx(theirs.item(), rel=1e-6)
     assert ours.item() != pytest.approx(theirs.item())
-    model = models.load_pretraining_model("tiny")
+    model = backbones.load_pretraining_model("tiny")
     batch = {"inputs": {"input_ids": torch.tensor([[101, 2000, 2001, 102, 0, 0]]),
                         "attention_mask": torch.tensor([[1, 1, 1, 1, 0, 0]]),
                         "token_type_ids": torch.zeros(1, 6, dtype=torch.int64)}, "labels": None, "padded": True}
-    teacher_model = pretraining.teacher_of(model)
+    teacher_model = corpus_kind.teacher_of(model)
     with torch.no_grad():
         model.bert.encoder.layer[0].output.dense.weight.mul_(0.5)  # a student unlike its teacher
-    measured = {flag: pretraining.PretrainingLoss(model, teacher_model, "kd", "fp32", flag).losses(batch)["kd"].item()
+    measured = {flag: corpus_kind.CorpusLoss(model, teacher_model, "kd", "fp32", flag).losses(batch)["kd"].item()
                 for flag in (False, True)}
     assert measured[False] != pytest.approx(measured[True])
 
 
 def test_the_kd_teacher_keeps_dropout_only_with_kd_teacher_dropout():
     """train_kd.py never calls the teacher's eval(): its dropout stays on; ours is in eval mode."""
-    model = models.load_pretraining_model("tiny")
-    assert not pretraining.teacher_of(model).training
-    assert pretraining.teacher_of(model, dropout=True).training
-    assert not any(p.requires_grad for p in pretraining.teacher_of(model, dropout=True).parameters())
+    model = backbones.load_pretraining_model("tiny")
+    assert not corpus_kind.teacher_of(model).training
+    assert corpus_kind.teacher_of(model, dropout=True).training
+    assert not any(p.requires_grad for p in corpus_kind.teacher_of(model, dropout=True).parameters())
 
 
 def test_the_held_out_kd_loss_is_eval_kd_py_s_mse_or_equation_6():
@@ -80,19 +80,19 @@ def test_the_held_out_kd_loss_is_eval_kd_py_s_mse_or_equation_6():
     torch.manual_seed(1)
     student, teacher = ([torch.randn(2, 5, 8) for _ in range(3)] for _ in range(2))
     mse = np.mean([torch.nn.functional.mse_loss(s, t).item() for s, t in zip(student[1:], teacher[1:])])
-    assert pretraining.kd_loss(tuple(student), tuple(teacher), measure="mse").item() == pytest.approx(mse, rel=1e-6)
-    assert pretraining.kd_loss(tuple(student), tuple(teacher)).item() != pytest.approx(mse, rel=1e-3)
+    assert corpus_kind.kd_loss(tuple(student), tuple(teacher), measure="mse").item() == pytest.approx(mse, rel=1e-6)
+    assert corpus_kind.kd_loss(tuple(student), tuple(teacher)).item() != pytest.approx(mse, rel=1e-3)
 
 
 def test_unk_is_an_mlm_target_only_with_mlm_unk_targets():
     """hg_transformers/data/data_collator.py mask_tokens: only [CLS], [SEP] and padding are never
     targets; ours never predicts any special token, [UNK] included."""
-    tokenizer = models.load_tokenizer("tiny")
+    tokenizer = backbones.load_tokenizer("tiny")
     unk = tokenizer.unk_token_id
     ids = np.array([[tokenizer.cls_token_id, unk, 2000, tokenizer.sep_token_id]])
     encoded = type("E", (), {"ids": ids.ravel(), "__len__": lambda self: 1})()
     for flag, never in ((False, [True, True, False, True]), (True, [True, False, False, True])):
-        batches = pretraining.CorpusBatches(encoded, tokenizer, 1, 0, True, flag)
+        batches = corpus_kind.CorpusBatches(encoded, tokenizer, 1, 0, True, flag)
         assert batches.special[0].tolist() == never
 
 
@@ -100,7 +100,7 @@ def test_kd_data_paragraphs_are_pregenerate_training_data_py_s_instances(store):
     """pregenerate_training_data.py --one_seq --max_seq_len 512: a document (a run of non-blank
     lines) is kept if its first line has 20+ word pieces and no "=" token; each instance
     [CLS] A [SEP] (B [SEP]) within max_length, one token altered."""
-    tokenizer = models.load_tokenizer("tiny")
+    tokenizer = backbones.load_tokenizer("tiny")
     long_line = " ".join(["the cat sat on the mat"] * 5)  # 30 word pieces
     lines = [" = heading of a section with words enough to pass twenty word pieces here and there = ", "",
              "too short a first line", long_line, "",

@@ -149,3 +149,13 @@ def test_a_task_separates_no_method_when_no_two_subnetworks_differ_beyond_twice_
     apart = separation(_subnetworks({"TAMT-MLM": 0.90, "OMP": 0.7575, "Rand": 0.755}))
     assert apart is not None and apart[0] is True and apart[1] == pytest.approx(14.5)
     assert separation(_subnetworks({"TAMT-MLM": 0.76})) is None  # one series: nothing to separate
+
+
+def test_a_statement_id_names_one_claim_a_second_claim_under_it_is_refused():
+    from srnets_lib.book.sections.verdict import STATEMENTS, Statement
+
+    taken = next(iter(STATEMENTS.values()))
+    assert Statement(taken.id, taken.text, taken.rule, dict(taken.thresholds), taken.unit, taken.words) == taken
+    with pytest.raises(ValueError, match=f"statement id '{taken.id}' is taken by another claim"):
+        Statement(taken.id, "another claim", taken.rule)
+    assert STATEMENTS[taken.id] is taken

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from srnets_lib.book import mask_structure as structure
-from srnets_lib.model import backbones as models
+from srnets_lib.book import mask_structure
+from srnets_lib.model import backbones
 from srnets_lib.book import plots
 from srnets_lib.book.shown import Shown
 from srnets_lib.data import optimum, synthetic
 from srnets_lib.book.sections import gather
 
 
-def mask_structure(page, sparsity: float | None, against: str) -> Shown:
+def masks(page, sparsity: float | None, against: str) -> Shown:
     """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
     page's highest), and its masks' Jaccard similarity to `against`'s."""
     sparsity = max(page.sparsities) if sparsity is None else sparsity
@@ -22,8 +22,8 @@ def mask_structure(page, sparsity: float | None, against: str) -> Shown:
     found = gather.masks(shown, sparsity)
     if not found:
         return Shown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*")
-    df = structure.frame(found, models.num_heads(shown[0].config.backbone), against)
-    return _show(structure.figure(df, sparsity, against, page.synthetic), shown, df,
+    df = mask_structure.frame(found, backbones.num_heads(shown[0].config.backbone), against)
+    return _show(mask_structure.figure(df, sparsity, against, page.synthetic), shown, df,
           f"No stored mask at sparsity {sparsity:g} for: {{}} (IMP runs computed before every level's mask "
           "was kept have only their last level's).")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from srnets_lib.book import (analyses as analysis, banner as report, columns, frames, interactive, page_notes, paper_numbers,
+from srnets_lib.book import (analyses, banner, columns, frames, interactive, page_notes, paper_numbers,
                              plots, sections)
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
@@ -32,7 +32,7 @@ DEFAULT_PARAMS = "params/toy.yaml"
 
 def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, compute=None) -> "Page":
     """The page of section `name` (a notebook's stem). params_file None: $SRNETS_PARAMS, else
-    params/toy.yaml. seeds, tasks None: the section's (params.seeds_for / tasks_for); a string is
+    params/toy.yaml. seeds, tasks None: the section's (Section.seeds / tasks); a string is
     read as YAML (papermill -p seeds "[1]"). sparsity: one value, else the preset's list. compute:
     True computes the runs the store lacks here, False only gathers; None: as $SRNETS_COMPUTE says (0:
     the book build gathers only), else computing in a batch run (papermill, a script) and not in a
@@ -91,7 +91,7 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
     cell = next(c for c in json.loads((paths.BOOK_DIR / f"{name}.ipynb").read_text())["cells"]
                 if "parameters" in c.get("metadata", {}).get("tags", []))
     point = f" -p sparsity {sparsities[0]:g}" if "sparsity" in _assigned("".join(cell["source"])) and sparsities else ""
-    source = report.shown_path(params.source) if params.source != "<memory>" else DEFAULT_PARAMS
+    source = banner.shown_path(params.source) if params.source != "<memory>" else DEFAULT_PARAMS
     other = "" if source == DEFAULT_PARAMS else f" -p params_file {source}"
     part = sections.get(name).part
     return "\n".join([
@@ -199,7 +199,7 @@ class Page:
         shown = {_identity(p) for p in self.points}
         self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
                        if _identity(p) not in shown] if opt_in else []
-        self.synthetic = report.synthetic(params)
+        self.synthetic = banner.synthetic(params)
         self.frame = self.references = pd.DataFrame(columns=columns.COLUMNS)
         self.missing: list[sections.Point] = []
         self.opt_in_missing: list[sections.Point] = []
@@ -281,18 +281,18 @@ class Page:
         return gather.curves([p for p in self.points if p.task in self.tasks])
 
     def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> Shown:
-        """Beyond the paper: the structure of the subnetworks' masks (analysis.mask_structure),
+        """Beyond the paper: the structure of the subnetworks' masks (analyses.masks),
         each compared with `against` (None: the section's structure_against)."""
-        return analysis.mask_structure(self, sparsity, against or self.section.structure_against)
+        return analyses.masks(self, sparsity, against or self.section.structure_against)
 
     def subsets(self, sparsity: float = 0.7, series: tuple | None = None) -> Shown:
-        """Beyond the paper: each task's OOD score per subset (analysis.subsets) for `series`
+        """Beyond the paper: each task's OOD score per subset (analyses.subsets) for `series`
         (None: the section's subset_series)."""
-        return analysis.subsets(self, tuple(series or self.section.subset_series), sparsity)
+        return analyses.subsets(self, tuple(series or self.section.subset_series), sparsity)
 
     def training_optimum(self):
         """The Bayes-optimal model of each training distribution of the page (synthetic data)."""
-        return analysis.training_optimum(self)
+        return analyses.training_optimum(self)
 
     def evaluate(self) -> list[Verdict]:
         """Every verdict of the page: its reference claims on every full model, its claims on its
@@ -304,7 +304,7 @@ class Page:
         preset's), the points the store lacks, its verdicts in brief, numbers from the run store, and
         each claim's outcome as the scorecard gives it, with a link to its row."""
         verdicts = self.evaluate()
-        return Shown(report.banner(self.params) + report.scope(self.params, self.tasks, self.seeds, self.section.name),
+        return Shown(banner.banner(self.params) + banner.scope(self.params, self.tasks, self.seeds, self.section.name),
                      self.missing_note(self.failed) if self.missing else None,
                      self.opt_in_note() if self.opt_in_missing else None, self.asked_note(),
                      verdict_text.summary(verdicts, self.synthetic), self.section.judged_at(self),

@@ -138,7 +138,7 @@ def cost(wanted: list[Point], params: Params, root=None) -> Cost:
     runs = book_graph(params, extra=wanted).closure([p.config for p in wanted])
     todo, waiting = [], set()
     for node in runs:
-        if Run(node.config, root).serves(node.request) is not None or any(d in waiting for d in runs.dependencies(node)):
+        if not Run(node.config, root).serves(node.request) or any(d in waiting for d in runs.dependencies(node)):
             todo.append(node.config)
             waiting.add(node.key)
     timed = _timings(root)

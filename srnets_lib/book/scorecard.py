@@ -13,8 +13,8 @@ import html
 import pandas as pd
 
 from srnets_lib import paths
-from srnets_lib.book import banner as report, paper_numbers, robustness, sections
-from srnets_lib.book import standard_errors as precision
+from srnets_lib.book import banner, paper_numbers, robustness, sections
+from srnets_lib.book import standard_errors
 from srnets_lib.book.page import DEFAULT_PARAMS, gathered, unjudged as unjudged_word
 from srnets_lib.book.sections.verdict import (MARGIN, NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes,
                                               counted, shown, size)
@@ -68,7 +68,7 @@ class Scorecard:
 
     def __init__(self, params):
         self.params = params
-        self.synthetic = report.synthetic(params)
+        self.synthetic = banner.synthetic(params)
         self.verdicts: dict[str, list[Verdict]] = {}
         self.missing: dict[str, int] = {}
         self.pages = {name: gathered(name, params) for name in SECTIONS}
@@ -110,8 +110,8 @@ class Scorecard:
                  "the paper's." if self.synthetic else
                  "At paper scale the comparison is of values: the paper's numbers are means over its seeds.")
         return Shown(
-            report.banner(self.params),
-            f"It reads the run store `{report.shown_store()}` of `{report.shown_path(self.params.source)}`'s build. {scale}",
+            banner.banner(self.params),
+            f"It reads the run store `{banner.shown_store()}` of `{banner.shown_path(self.params.source)}`'s build. {scale}",
             f"**How a claim is decided.** A claim's rule has parts (the ID score kept, the OOD score gained, a "
             f"prerequisite such as the model having learned the task), each a value minus its threshold in the "
             f"claim's unit (points of a score; % of a share; a loss in its own unit: nats of the MLM loss, 1 - cos "
@@ -182,7 +182,7 @@ class Scorecard:
         if df is None:
             return Shown(
                 f"*Not computed for this build's store*{f' ({why})' if why else ''}. "
-                f"`make robustness PARAMS={report.shown_path(self.params.source)}` judges the claims of sections "
+                f"`make robustness PARAMS={banner.shown_path(self.params.source)}` judges the claims of sections "
                 f"{', '.join(sections.get(n).number for n in robustness.PAGES)} again at {len(robustness.DATA_SEEDS)} "
                 f"other data seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time "
                 "(an hour or more on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
@@ -194,25 +194,25 @@ class Scorecard:
                      Html(f'<div style="font-size: 0.75em">{_html(table.map(str))}</div>'))
 
     def precision(self) -> Shown:
-        """How precise one reported number of this build is (precision.py): the standard errors of
+        """How precise one reported number of this build is (standard_errors.py): the standard errors of
         the reported scores, and how much higher the selected checkpoint's dev score reads than its
         test score."""
         points = [p for page in self.pages.values() for p in page.points]
-        errors = precision.errors(points)
+        errors = standard_errors.errors(points)
         if errors.empty:
             return Shown("*No finished run stored its predictions.*")
-        gaps = precision.selection_gaps(points)
+        gaps = standard_errors.selection_gaps(points)
         return Shown(
             "Every reported score of this build's runs (each run and IMP level once), from its stored "
             "per-example predictions: the standard error of one score, in points. Accuracy's is exact "
             "(binomial on the ID split, a random sample; stratified by label and subset on an OOD set, "
-            f"drawn that way); the F1 scores' are bootstrapped ({precision.RESAMPLES} resamples). Two "
+            f"drawn that way); the F1 scores' are bootstrapped ({standard_errors.RESAMPLES} resamples). Two "
             "scores whose difference is within about twice their combined standard error are not told "
             "apart by one run each; a verdict's margin reads against that."
             + (" The last row: checkpoints are selected on ID dev, and the selected checkpoint's dev score "
                "reads this much above the ID test score the book reports (the optimism that reporting "
                "dev's own score would add)." if len(gaps) > 1 else ""),
-            Html(_html(precision.summary(errors, gaps))))
+            Html(_html(standard_errors.summary(errors, gaps))))
 
 
 def _html(df: pd.DataFrame, widths: tuple[int, ...] = ()) -> str:

@@ -21,7 +21,7 @@ class TaskSpec:
     ood_train_rows: int = 0  # added to train by section 4.5's mixture
     dev_rows: int = 0  # the ID dev set
     ood_rows: int = 0  # every OOD evaluation set
-    # what a run trains (training/kinds): "classify" (a class), "regress" (a score), "span" (SQuAD's
+    # what a run trains (engine/kinds): "classify" (a class), "regress" (a score), "span" (SQuAD's
     # answer), "corpus" (unlabelled text: the pre-training objectives)
     kind: str = "classify"
     family: str = "paper"  # whose loader reads it (data/__init__.py): paper, glue, squad, corpus

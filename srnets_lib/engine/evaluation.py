@@ -39,7 +39,7 @@ def predict(model, encoded: Encoded, batch_size: int, pad_id: int, precision: st
     return probs
 
 
-class Evaluator:
+class TaskEvaluator:
     """A task's scores: `dev` (ID, the selection metric) and each OOD set, by its metric."""
 
     def __init__(self, data, encoded: dict[str, Encoded], batch_size: int, pad_id: int, precision: str,

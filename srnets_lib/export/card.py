@@ -205,7 +205,7 @@ def sparsity(rebuilt: Rebuilt) -> str:
             lines.append(f"| {layer} | {100 * zero:.1f}% | {100 * row['heads emptied']:.1f}% | "
                          f"{100 * row['neurons emptied']:.1f}% |")
         lines.append(f"\nA head or neuron counts as emptied when it keeps under {mask_structure.NEARLY_EMPTY:.0%} of its "
-                     f"weights (`srnets_lib/mask_structure.py`). {two_four(rebuilt.masks)}")
+                     f"weights (`srnets_lib/book/mask_structure.py`). {two_four(rebuilt.masks)}")
     return "\n".join(lines)
 
 

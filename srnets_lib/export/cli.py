@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from srnets_lib.book.banner import shown_path
-from srnets_lib.export import card, check, hf, measure, rebuild, targets as chosen
+from srnets_lib.export import card, check, hf, measure, rebuild, targets
 from srnets_lib.export.targets import Target
 from srnets_lib.settings import params as params_lib
 
@@ -69,26 +69,26 @@ def main(args) -> int:
     if bool(args.run) == bool(args.page):
         raise ValueError("export: give a run key or --page (with --series, --task, --sparsity, --seed), not both")
     params = params_lib.load(args.params or os.environ.get("SRNETS_PARAMS", DEFAULT_PARAMS), args.set)
-    targets = ([chosen.by_key(args.run, params)] if args.run else
-               chosen.by_point(args.page, params, args.series, args.task, args.sparsity, args.seed))
-    missing = chosen.unfinished(targets)
-    if missing and (len(missing) == len(targets) or args.sparsity is not None):
-        raise ValueError(f"{len(missing)} of the {len(targets)} points have no finished run: {'; '.join(missing[:4])}"
+    picked = ([targets.by_key(args.run, params)] if args.run else
+              targets.by_point(args.page, params, args.series, args.task, args.sparsity, args.seed))
+    missing = targets.unfinished(picked)
+    if missing and (len(missing) == len(picked) or args.sparsity is not None):
+        raise ValueError(f"{len(missing)} of the {len(picked)} points have no finished run: {'; '.join(missing[:4])}"
                          f"{' ...' if len(missing) > 4 else ''}; compute them with `python -m srnets_lib sweep "
                          f"book/{args.page}.ipynb --params {shown_path(params.source)}`"
                          + (" --full (opt-in points)" if args.page else ""))
     if missing:  # a series: its finished points (the opt-in sparsities make book leaves out are named)
-        say(f"export: {len(missing)} of the series' {len(targets)} points have no finished run and are left out: "
+        say(f"export: {len(missing)} of the series' {len(picked)} points have no finished run and are left out: "
             f"{'; '.join(missing[:4])}{' ...' if len(missing) > 4 else ''} (make book-full computes the opt-in ones)")
-        targets = [t for t in targets if f"{t.name()} (run {t.config.key()})" not in missing]
+        picked = [t for t in picked if f"{t.name()} (run {t.config.key()})" not in missing]
     out, failed = Path(args.out).expanduser().resolve(), 0
-    folders = [out if len(targets) == 1 else out / target.name() for target in targets]
-    for target, folder in zip(targets, folders):  # every folder refused before any is written
+    folders = [out if len(picked) == 1 else out / target.name() for target in picked]
+    for target, folder in zip(picked, folders):  # every folder refused before any is written
         writable(folder, target.config.key(), args.force)
     with tempfile.TemporaryDirectory(prefix="srnets-export-") as scratch:  # one recomputation per run
-        for target, folder in zip(targets, folders):
+        for target, folder in zip(picked, folders):
             say(f"export: {target.name()} (run {target.config.key()}) -> {folder}")
-            levels = tuple(t.level for t in targets if t.config.key() == target.config.key() and t.level is not None)
+            levels = tuple(t.level for t in picked if t.config.key() == target.config.key() and t.level is not None)
             failed += not export(target, folder, params, args, Path(scratch), levels)
     if failed:
         print(f"export: {failed} folder(s) predict other than their run stored (their README.md says where)",

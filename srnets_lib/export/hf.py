@@ -6,7 +6,7 @@ store's format: pruning.save_masks) and the run's config.yaml.
 Which transformers class loads it (`auto_class`):
 - a labelled task: AutoModelForSequenceClassification. A run with `pooling: cls` (BERT's, the
   paper's) is a plain BertForSequenceClassification / RobertaForSequenceClassification. A run with
-  `pooling: mean` (the toy: models.mean_pooled_class) is no transformers architecture: the folder
+  `pooling: mean` (the toy: backbones.mean_pooled_class) is no transformers architecture: the folder
   carries modeling_mean_pooled.py (torch and transformers only), registered in config.json's
   `auto_map` under its own model_type, so it loads with `trust_remote_code=True` and refuses to
   load without it rather than silently pooling the [CLS] state;
@@ -33,7 +33,7 @@ from torch import nn
 from srnets_lib import paths
 from srnets_lib.export.modeling_mean_pooled import BertMeanPooledForSequenceClassification, MeanPooledBertConfig
 from srnets_lib.export.rebuild import Rebuilt
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.store.runs import Run
 
 
@@ -69,7 +69,7 @@ def plain(model: nn.Module, masked: bool = True) -> nn.Module:
 
 def untie_decoder(model: nn.Module) -> None:
     """The MLM decoder gets its own copy of the (unmasked) word embeddings and output bias."""
-    head = models.mlm_head(model)
+    head = backbones.mlm_head(model)
     if head is None:
         return
     decoder = head.decoder
@@ -121,7 +121,7 @@ def write(rebuilt: Rebuilt, out: Path, masked: bool = True, beside: bool = True)
         model.save_pretrained(out, safe_serialization=True)
     finally:
         logging.enable_progress_bar()
-    tokenizer = models.load_tokenizer(rebuilt.config.backbone)
+    tokenizer = backbones.load_tokenizer(rebuilt.config.backbone)
     tokenizer.model_max_length = rebuilt.config.max_length  # the run truncated its pairs there (data/encode.py)
     tokenizer.save_pretrained(out)
     tidy_tokenizer_config(out / "tokenizer_config.json")
@@ -160,9 +160,9 @@ def backbone_layers(backbone: str) -> int | None:
     from transformers import AutoConfig
 
     if backbone == "tiny":
-        return models.tiny_config(2, 2).num_hidden_layers
+        return backbones.tiny_config(2, 2).num_hidden_layers
     try:
-        return AutoConfig.from_pretrained(models.resolve(backbone)).num_hidden_layers
+        return AutoConfig.from_pretrained(backbones.resolve(backbone)).num_hidden_layers
     except OSError:
         return None
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.model.pruning import pruned_count
 from srnets_lib.model.pruning.masks import keep_top
 
@@ -197,7 +197,7 @@ def bert_base_shape(out: Path, sparsity: float = 0.7, seed: int = 0, config: dic
     masks = {}
     with torch.no_grad():
         for name, module in model.named_modules():
-            if isinstance(module, torch.nn.Linear) and models.is_imp_prunable(name):
+            if isinstance(module, torch.nn.Linear) and backbones.is_imp_prunable(name):
                 masks[name] = keep_top(module.weight.abs(), pruned_count(module.weight.numel(), sparsity))
                 module.weight.copy_(torch.where(masks[name], module.weight, 0.0))
     model.save_pretrained(out / "pruned")

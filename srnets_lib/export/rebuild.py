@@ -34,7 +34,7 @@ import torch
 from srnets_lib import methods, paths
 from srnets_lib.data.load import load_task
 from srnets_lib.engine import kinds, runtime
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.request import Request
 from srnets_lib.store.result import RunResult
@@ -119,7 +119,7 @@ def intact(store: Run, result: RunResult, step: int | None, reads_weights: bool)
     """Refuse a run whose files export reads are not as final.json recorded them (Run.serves: its
     masks and predictions, the dependencies as it read them; its kept weights where they are read)."""
     kept = Request(weights=step is None, keep_steps=() if step is None else (step,))
-    why = store.serves() or (files.damage(store.dir, result, kept) if reads_weights else None)
+    why = store.why_not() or (files.damage(store.dir, result, kept) if reads_weights else None)
     if why:
         raise ExportRefused(f"run {store.key} cannot be exported as the store holds it: {why}; nothing was "
                             "exported (the next sweep computes the run again)")
@@ -128,7 +128,7 @@ def intact(store: Run, result: RunResult, step: int | None, reads_weights: bool)
 def check_sparsity(masked: dict, scores, source: Run, level: float | None) -> None:
     """The mask in force has the sparsity the run recorded (over the Transformer matrices), else
     the mask file is another run's (a copy from the wrong folder) and export refuses naming it."""
-    found = pruning.sparsity_report(masked, models.is_transformer_matrix)["sparsity"]
+    found = pruning.sparsity_report(masked, backbones.is_transformer_matrix)["sparsity"]
     if scores is not None and abs(found - scores.sparsity) > 1e-6:
         name = paths.level_mask(level) if level is not None else paths.MASK
         raise ExportRefused(f"{source.file(name)}: its mask is {100 * found:.2f}% sparse, but run {source.key} "
@@ -179,13 +179,13 @@ def recompute(config: RunConfig, store: Run, stored: RunResult, wanted: Request,
     it differs from the stored result: None where it reproduced it). A difference is refused unless
     `accept`."""
     for dependency, read in needs(config, Request()):
-        why = store.of(dependency).serves(read)
+        why = store.of(dependency).why_not(read)
         if why is not None:
             raise ExportRefused(f"run {store.key} trains weights the store did not keep, so export computes it "
                                 f"again, but its dependency {dependency.key()} cannot serve it ({why}); compute "
                                 "it first with `python -m srnets_lib sweep`")
     again = Run(config, store.root, scratch / config.key())
-    if again.serves(wanted) is None:
+    if again.serves(wanted):
         result = again.result()
     else:
         threads = recorded_threads(stored)
@@ -210,6 +210,6 @@ def load_kept(model: torch.nn.Module, store: Run, step: int | None) -> None:
     """Load the run's kept tensors (those after `step` steps, or the selected ones) into `model`;
     mask scores kept beside them are left out: the mask file holds the mask they define."""
     path = store.file(paths.step_weights(step) if step is not None else paths.WEIGHTS)
-    models.copy_into(model, files.read_weights(path, dict(model.named_parameters()), store.key, ("mask_scores",)))
+    backbones.copy_into(model, files.read_weights(path, dict(model.named_parameters()), store.key, ("mask_scores",)))
     for module in pruning.masked_modules(model).values():
         module.invalidate()

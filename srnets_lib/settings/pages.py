@@ -16,19 +16,18 @@ from srnets_lib.settings.reading import Block
 # the book's section notebooks (book/<name>.ipynb), in the papers' order: Part I (SRNets), Part II (TAMT)
 SECTIONS = ("sec4_2", "sec4_3", "sec4_4", "sec4_5", "sec5_1", "sec5_2", "appc1", "appc5",
             "tamt_transfer", "tamt_pretraining", "tamt_iterations", "tamt_data")
-Section = Literal[SECTIONS]
 # book notebooks that show no runs of their own (they read the other pages' results): a sweep skips them
 RUNLESS_PAGES = ("scorecard",)
 
 
-class Page(Block):
+class PageSettings(Block):
     """What any page may choose for itself: its tasks and seeds where not its part's (None)."""
 
     tasks: Optional[list[Task]] = None
     seeds: Optional[list[Annotated[int, Field(ge=0)]]] = None
 
 
-class WhenToStart(Page):
+class WhenToStartSettings(PageSettings):
     """Section 5.1: mask training from the 4.2 std fine-tuning run's weights after these absolute
     steps (the authors' mask_on_checkpoints scripts), at this sparsity: one for every task, or per
     task (figure 7 and appendix figure 3: 70%, 90% for FEVER; the scripts use 0.7 for every task)."""
@@ -51,7 +50,7 @@ class WhenToStart(Page):
         return self.sparsity[task]
 
 
-class GradualSparsity(Page):
+class GradualSparsitySettings(PageSettings):
     """Section 5.2: figure 8 compares fixed and gradual 0.7 -> 0.9 at these mask-training epochs per
     task (table 5's caption, then the gradual scripts'); table 5 compares init and schedule variants
     at its caption's epochs, from these initial sparsities (gradual s_init -> 0.9)."""
@@ -61,7 +60,7 @@ class GradualSparsity(Page):
     table5_inits: list[float] = [0.2, 0.5, 0.7]
 
 
-class OtherBackbones(Page):
+class OtherBackbonesSettings(PageSettings):
     """Appendix C.5 (table 6, NLI only): each entry names a backbone and the run fields that select it."""
 
     tasks: Optional[list[Task]] = ["nli"]
@@ -69,8 +68,9 @@ class OtherBackbones(Page):
                                        {"name": "BERT-large", "backbone": "bert-large-uncased"}]
 
 
-# the pages with settings of their own; every other page takes Page's
-PAGE_SETTINGS: dict[str, type[Page]] = {"sec5_1": WhenToStart, "sec5_2": GradualSparsity, "appc5": OtherBackbones}
+# the pages with settings of their own; every other page takes PageSettings
+PAGE_SETTINGS: dict[str, type[PageSettings]] = {"sec5_1": WhenToStartSettings, "sec5_2": GradualSparsitySettings,
+                                                 "appc5": OtherBackbonesSettings}
 
 
 class Pages(Block):
@@ -83,12 +83,12 @@ class Pages(Block):
     judged_only: bool = False
     imp_target: float = Field(0.9, gt=0, lt=1)  # one IMP run per setting prunes to it, yielding every level
 
-    def page(self, name: str) -> Page:
+    def page(self, name: str) -> PageSettings:
         return getattr(self, name)
 
 
 Sections = create_model("Sections", __base__=Pages, __doc__=Pages.__doc__,
-                        **{name: (PAGE_SETTINGS.get(name, Page), PAGE_SETTINGS.get(name, Page)()) for name in SECTIONS})
+                        **{name: (PAGE_SETTINGS.get(name, PageSettings), PAGE_SETTINGS.get(name, PageSettings)()) for name in SECTIONS})
 
 
 class OtherBackbone(Block):
@@ -118,7 +118,7 @@ class ReducedCell(Block):
     finetune_seeds: Optional[list[int]] = None
 
 
-class ReducedData(Block):
+class ReducedDataSettings(Block):
     """TAMT figure 9 (section 4.2.6): the 70% subnetworks and the full model fine-tuned on `sizes`
     training examples of each task (SQuAD: windows), as imp_and_fine_tune/shell_scripts/run_glue/few_shot/
     of llyx97/TAMT run them: a random subset per fine-tuning seed (glue_trans_few.py:880,
@@ -191,6 +191,6 @@ class Tamt(Block):
     # probed and fine-tuned on figure_tasks (shell_scripts/eval_{mlm,kd}/tamt_*.sh)
     trajectory_sparsities: list[float] = [0.5, 0.6, 0.7, 0.8]
     figure_tasks: Optional[list[TransferTask]] = ["cola", "sst2", "mnli", "stsb", "squad"]  # None: tasks
-    reduced_data: ReducedData = ReducedData()  # figure 9
+    reduced_data: ReducedDataSettings = ReducedDataSettings()  # figure 9
 
 

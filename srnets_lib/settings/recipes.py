@@ -1,6 +1,6 @@
 """The paper's paradigms as runs, wired as the authors' scripts (github.com/llyx97/
 sparse-and-robust-PLM, scripts/) ran them: the building blocks every section composes
-(srnets_lib/sections/).
+(srnets_lib/book/sections/).
 
 Notation (section 3.4): A_L(f(theta)) trains with loss L; P^p_L(f(theta)) prunes with method
 p and loss L; M(.) takes the mask.

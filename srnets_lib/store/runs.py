@@ -81,11 +81,12 @@ class Run:
         """Whether it finished once (final.json written); whether that result can be used: serves."""
         return self.file(paths.FINAL).is_file()
 
-    def serves(self, request: Request | None = None) -> str | None:
-        """The one rule for reusing a stored run: None if its result serves `request` (None: a page
-        reading it), else why it must be computed again. It must have finished, its final.json read,
-        the files `request` reads be whole (store/files.py) and, for a request, what it left cover
-        the request and the data it read read the same now (a page reads what was computed)."""
+    def serves(self, request: Request | None = None) -> bool:  # the one reuse rule (None: a page reading it)
+        return self.why_not(request) is None
+
+    def why_not(self, request: Request | None = None) -> str | None:
+        """Why it does not serve `request` (None: it does): finished, final.json read, the files read whole
+        (files.py) and, for a request (not a page's read), what it left covering it, its data unchanged."""
         if not self.done:
             return "not computed"
         try:
@@ -104,7 +105,7 @@ class Run:
 
     def served(self, request: Request | None = None) -> RunResult | None:
         """Its result where it serves `request` (serves), else None."""
-        return self.result() if self.serves(request) is None else None
+        return self.result() if self.serves(request) else None
 
     def result(self) -> RunResult:
         path = self.file(paths.FINAL)
@@ -199,7 +200,6 @@ class Run:
         self.file(paths.FAILED).unlink(missing_ok=True)
         return result
 
-    # --- claiming -----------------------------------------------------------------------------
     def release_stale_lock(self) -> None:
         locks.release_if_dead(self.file(paths.LOCK))
 

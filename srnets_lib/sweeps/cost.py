@@ -1,7 +1,7 @@
 """GPU-hours of planned runs, from the rates `python -m srnets_lib.tools.bench` measured on a GPU
 (bench/results.json), each run at the rate measured for how it executes: its precision, its padding
 and whether its steps are compiled (on CUDA a classification run's steps and evaluations are; corpus
-and SQuAD steps never are: pretraining.py, qa.py). A rate measured for another setting is never used:
+and SQuAD steps never are: engine/kinds/corpus.py, span.py). A rate measured for another setting is never used:
 where one is missing the estimate says which, and the only scalings are by batch size, sequence
 length, model size (Transformer matrices) and, for a workload measured at another setting beside
 mask training, that measured ratio (said where used)."""
@@ -53,7 +53,7 @@ def row_setting(row: dict) -> Setting | None:
 
 
 def workload(config: RunConfig) -> tuple[str, str]:
-    """(bench workload, lengths) whose step a run takes: its task kind's (training/kinds)."""
+    """(bench workload, lengths) whose step a run takes: its task kind's (engine/kinds)."""
     kind = kinds.of(config.task)
     return kind.workload(config), kind.lengths
 

@@ -46,7 +46,7 @@ def pending(graph: RunGraph, root: Path) -> list[Node]:
     for node in graph:
         run = Run(node.config, root)
         run.release_stale_lock()
-        why = run.serves(node.request)
+        why = run.why_not(node.request)
         if why is not None or any(d in waiting for d in graph.dependencies(node)):
             todo.append(node)
             waiting.add(node.key)

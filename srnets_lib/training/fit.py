@@ -1,7 +1,7 @@
 """The one training loop: full fine-tuning, mask training (algorithm 2) and IMP (algorithm 1).
 
 The paradigms differ only in what trains and how it is pruned (methods/, one module per
-method) and in the loss (losses.py); one optimisation step is step.py, the set-up build.py,
+method) and in the loss (losses.py); one optimisation step is step.py, the set-up prepare.py,
 when things happen the run's Schedule. The loop: step; after the steps the schedule names,
 evaluate on the ID dev set (and the ID test and OOD sets where a result reads them, or everywhere
 for training curves), consider the checkpoint for selection (the best ID dev score, appendix B.3.3),
@@ -18,7 +18,7 @@ import time
 import torch
 from tqdm.auto import tqdm
 
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.engine import runtime, step
 from srnets_lib.training.prepare import TrainingRun, build_run
 from srnets_lib.settings.config import RunConfig
@@ -35,14 +35,14 @@ def execute(config: RunConfig, store: Run, request: Request, progress: bool = Fa
     again beside its stored result, with the thread count that result recorded, and moved in once
     finished, what changed said (store/runs.py)."""
     checkpoint_seconds()
-    if store.serves(request) is None:
+    if store.serves(request):
         store.release_stale_lock()
         return store.result()
     with store.claim(wait=True):
         again = store.recomputation()
         if again.done:  # a recomputation whose move was interrupted: completed, not computed again
             moved_in(store, again, None)
-        if store.serves(request) is None:  # finished by another process while we waited
+        if store.serves(request):  # finished by another process while we waited
             return store.result()
         stored = readable(store) if store.done else None
         target = again if store.done else store
@@ -235,7 +235,7 @@ class Loop:
             predictions.update(run.evaluator.predictions)
         if predictions:  # none from a corpus run (losses) or SQuAD (spans)
             store.save_predictions(predictions)
-        report = (pruning.sparsity_report(masked, models.is_transformer_matrix) if masked
+        report = (pruning.sparsity_report(masked, backbones.is_transformer_matrix) if masked
                   else {"sparsity": 0.0, "sparsity_min": 0.0, "sparsity_max": 0.0})
         result = RunResult(
             key=store.key, task=cfg.task, method=cfg.method, loss=cfg.loss, seed=cfg.seed, backbone=cfg.backbone,
@@ -259,7 +259,7 @@ ROW_FIELDS = ("step", "epoch", "sparsity", "loss")  # an evaluation row's fields
 
 def current_sparsity(model) -> float:
     masked = pruning.masked_modules(model)
-    return pruning.sparsity_report(masked, models.is_transformer_matrix)["sparsity"] if masked else 0.0
+    return pruning.sparsity_report(masked, backbones.is_transformer_matrix)["sparsity"] if masked else 0.0
 
 
 def checkpoint_seconds() -> float:

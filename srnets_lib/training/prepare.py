@@ -1,5 +1,5 @@
 """A run's set-up, in a straight line: data, tokenizer, model, the weights or mask it starts from,
-what its task kind trains with (training/kinds: batches, the objective of a batch, the evaluator),
+what its task kind trains with (engine/kinds: batches, the objective of a batch, the evaluator),
 its method and Schedule, its masks and what trains."""
 
 from __future__ import annotations

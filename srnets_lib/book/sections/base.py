@@ -45,7 +45,7 @@ class Section:
     full_models = ("std", "poe")  # the losses of the full models drawn as reference lines
     opt_in = False  # computed by `make book-full` only (its runs are over the default build's budget)
     gathered_tasks: tuple = ()  # tasks whose rows the page gathers beside its own (Part II: the probes')
-    # beyond the paper (analysis.py): the series whose OOD scores split by subset, and the series the
+    # beyond the paper (analyses.py): the series whose OOD scores split by subset, and the series the
     # other masks are compared with (Jaccard)
     subset_series: tuple = ()
     structure_against: str = ""

@@ -35,7 +35,7 @@ def why_missing(config, root=None) -> str | None:
     its own last attempt's record (failed.json), or a run it starts from that failed; None if it
     is merely not computed yet."""
     run = Run(config, root)
-    damage = run.serves() if run.done else None
+    damage = run.why_not() if run.done else None
     if damage:
         said = damage if damage.startswith("stale: ") else f"damaged: {damage.split('; ')[0]}"
         return f"{said}; the next sweep computes it again"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from srnets_lib.book import columns, plots
-from srnets_lib.book.sections import noise as sampling
+from srnets_lib.book.sections import noise
 from srnets_lib.book.sections.base import Section
 from srnets_lib.settings.config import RunConfig
 
@@ -97,7 +97,7 @@ def overall(df: pd.DataFrame) -> pd.Series:
     return mean_over_tasks(df).set_index(["series", "x"]).score if not df.empty else pd.Series(dtype=float)
 
 
-def overall_scores(df: pd.DataFrame) -> dict[tuple, sampling.Score]:
+def overall_scores(df: pd.DataFrame) -> dict[tuple, noise.Score]:
     """(series, x) -> the mean score over the frame's tasks (as `overall`, every task needed) as a
     noise.Score: each task's mean over its runs with the per-example terms of their stored
     predictions, so a margin between series has a standard error (noise.py)."""
@@ -105,10 +105,10 @@ def overall_scores(df: pd.DataFrame) -> dict[tuple, sampling.Score]:
     tasks = sorted(set(rows.task)) if not rows.empty else []
     found = {}
     for (series, x), group in (rows.groupby(["series", "x"]) if not rows.empty else []):
-        per_task = [sampling.mean(sampling.scores(group[group.task == t], "id")) for t in tasks
+        per_task = [noise.mean(noise.scores(group[group.task == t], "id")) for t in tasks
                     if (group.task == t).any()]
         if len(per_task) == len(tasks) and tasks:
-            found[(series, x)] = sampling.mean(per_task)
+            found[(series, x)] = noise.mean(per_task)
     return found
 
 

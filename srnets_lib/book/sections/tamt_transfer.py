@@ -14,7 +14,7 @@ from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN, Claim
 from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, PROBE_TASK, SERIES, TamtSection, fewest, judged_rows,
                                            overall_scores, runs_behind, score_figure, scores_only, subnetworks)
-from srnets_lib.book.sections import noise as sampling
+from srnets_lib.book.sections import noise
 from srnets_lib.book.sections.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
@@ -156,7 +156,7 @@ def separation(rows: pd.DataFrame) -> tuple[bool, float] | None:
     """Of one task's subnetworks at one sparsity: whether some two differ by more than twice the
     standard error of their difference, and the largest difference (points); None where a score
     has no stored predictions or fewer than two series are there."""
-    scores = {series: sampling.mean(sampling.scores(group, "id")) for series, group in rows.groupby("series")}
+    scores = {series: noise.mean(noise.scores(group, "id")) for series, group in rows.groupby("series")}
     if len(scores) < 2 or any(s.se is None for s in scores.values()):
         return None
     pairs = [(a - b) for a in scores.values() for b in scores.values() if float(a) > float(b)]

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from srnets_lib.book import columns
-from srnets_lib.book.sections import noise as sampling
+from srnets_lib.book.sections import noise
 
 MARGIN = 0.01  # in the statement's unit
 NOISE = 2.0  # a margin within this many of its standard errors of 0 is within noise
@@ -101,6 +101,8 @@ class Statement:
     def __post_init__(self):
         if self.unit not in UNITS:
             raise ValueError(f"statement {self.id}: unit {self.unit!r} is not one of {', '.join(UNITS)}")
+        if STATEMENTS.get(self.id, self) != self:  # the same statement again (a module reloaded) is fine
+            raise ValueError(f"statement id {self.id!r} is taken by another claim: {STATEMENTS[self.id].text!r}")
         STATEMENTS.setdefault(self.id, self)
 
     def judged(self, task: str, subject: str, holds: bool | None, margin: float | None = None, **fields) -> "Verdict":
@@ -166,10 +168,10 @@ class Verdict:
         set_ = object.__setattr__
         if isinstance(self.margin, dict):
             parts = dict(self.margin)
-            set_(self, "part_sampling", {k: v.se if isinstance(v, sampling.Score) else None for k, v in parts.items()})
+            set_(self, "part_sampling", {k: v.se if isinstance(v, noise.Score) else None for k, v in parts.items()})
             set_(self, "margin", min(parts.values()))
             set_(self, "parts", {k: float(v) for k, v in parts.items()})
-        if isinstance(self.margin, sampling.Score):
+        if isinstance(self.margin, noise.Score):
             set_(self, "sampling", self.margin.se if self.sampling is None else self.sampling)
             set_(self, "margin", float(self.margin))
         set_(self, "values", {k: float(v) if isinstance(v, float) else v for k, v in self.values.items()})
@@ -315,7 +317,7 @@ class Measures:
         ood = [c for c in columns.ood_columns(self.rows) if self.rows[c].notna().any()]
         self.ood = ood[0] if ood else None  # the task's OOD set
         self.counts: list[int] = []
-        self.read: dict[tuple, sampling.Score] = {}  # (series, column, x) -> the mean it read
+        self.read: dict[tuple, noise.Score] = {}  # (series, column, x) -> the mean it read
 
     @property
     def ood_name(self) -> str:
@@ -335,12 +337,12 @@ class Measures:
         rows, column = self._rows(series, column, x)
         return rows[column] if column is not None and column in rows else pd.Series(dtype=float)
 
-    def mean(self, series: str, column: str = "id", x: float | None = None) -> sampling.Score | None:
+    def mean(self, series: str, column: str = "id", x: float | None = None) -> noise.Score | None:
         rows, column = self._rows(series, column, x)
         if rows.empty:
             return None
         self.counts.append(len(rows))
-        score = sampling.mean(sampling.scores(rows, column))
+        score = noise.mean(noise.scores(rows, column))
         self.read[(series, column, x)] = score
         return score
 
@@ -363,7 +365,7 @@ class Measures:
         read = list(self.read.items())
         for i, ((a, column, _), x) in enumerate(read):
             for (b, other, _), y in read[i + 1:]:
-                if column == other and a != b and sampling.same_terms(x, y):
+                if column == other and a != b and noise.same_terms(x, y):
                     found.append(f"{a} and {b} ({'ID' if column == 'id' else columns.name(column)})")
         return tuple(dict.fromkeys(found))
 

@@ -17,7 +17,7 @@ from srnets_lib.data.encode import Encoded, collate, encode, train_batches
 from srnets_lib.data.splits import TaskData
 from srnets_lib.model import backbones
 from srnets_lib.engine import losses, runtime, step
-from srnets_lib.engine.evaluation import Evaluator, predict
+from srnets_lib.engine.evaluation import TaskEvaluator, predict
 from srnets_lib.engine.kinds.base import Parts, TaskKind
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ class Classification(TaskKind):
             bias_probs, bias_source = our_bias(config, data, tokenizer, model)
         teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
         compiled = runtime.compiled()
-        return Parts(len(data.train), Batches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs),
+        return Parts(len(data.train), ClassificationBatches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs),
                      step.ForwardLoss(model, config.training_loss, config.precision, compiled),
-                     Evaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
+                     TaskEvaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
                                runtime.compile(model) if compiled else None), bias_source)
 
 
@@ -99,7 +99,7 @@ def teacher_predictions(config: RunConfig, store: Run, data: TaskData, train: En
     return torch.from_numpy(predict(teacher, train, batch_size, pad_id, config.precision)).to(runtime.device())
 
 
-class Batches:
+class ClassificationBatches:
     """Training batches on the device. Epoch e shuffles with seed (seed, e), so a resumed run sees the
     same batches. Length-grouped batches with dynamic padding, or random batches padded to
     max_length (padding=max_length, the authors'). SQuAD's windows are batched the same way."""

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from srnets_lib.data import corpus, kd
 from srnets_lib.data.encode import Encoded, collate
-from srnets_lib.model import backbones as models
+from srnets_lib.model import backbones
 from srnets_lib.engine import runtime
 from srnets_lib.engine.kinds.base import Eager, Parts, TaskKind
 
@@ -70,14 +70,14 @@ class Corpus(TaskKind):
 
     @classmethod
     def load_model(cls, config, data):
-        return models.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed)
+        return backbones.load_pretraining_model(config.backbone, config.num_layers, seed=config.seed)
 
     @classmethod
     def parts(cls, config, store, request, data, tokenizer, model) -> Parts:
         """Contiguous blocks (or the authors' KD instances), MLM-corrupted where the objective
         predicts tokens, the objective's loss against the dense model as teacher, and the held-out
         MLM and KD losses."""
-        tokenizer_id = models.backbone_id(config.backbone, None)
+        tokenizer_id = backbones.backbone_id(config.backbone, None)
         cfg, seed = config, config.data.data_seed
 
         def read(split, size, form):
@@ -87,7 +87,7 @@ class Corpus(TaskKind):
             return kd.paragraphs(split, tokenizer, cfg.max_length, size, tokenizer_id, [seed, split.name == "dev"], where)
 
         teacher = teacher_of(model, config.kd_teacher_dropout)
-        loss = PretrainingLoss(model, teacher, config.loss, config.precision, config.kd_loss_padding)
+        loss = CorpusLoss(model, teacher, config.loss, config.precision, config.kd_loss_padding)
         if trains_on_instances(config):
             batches = InstanceBatches(read(data.train, config.data.train_size, "paragraphs"), tokenizer,
                                       config.batch_size, config.seed, config.max_length)
@@ -121,7 +121,7 @@ def corrupt(ids: np.ndarray, special: np.ndarray, vocab_size: int, mask_id: int,
 def mlm_loss(model, hidden: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of the MLM head's predictions at the predicted positions only."""
     where = labels != IGNORE
-    logits = models.mlm_head(model)(hidden[where])
+    logits = backbones.mlm_head(model)(hidden[where])
     return F.cross_entropy(logits.float(), labels[where])
 
 
@@ -145,7 +145,7 @@ def teacher_of(model, dropout: bool = False) -> torch.nn.Module:
     return teacher
 
 
-class PretrainingLoss(Eager):
+class CorpusLoss(Eager):
     """The loss of one step: the objective's terms summed with equal weights."""
 
     def __init__(self, model, teacher, objective: str, precision: str, padding_in_kd: bool = False):
@@ -239,11 +239,11 @@ class CorpusEvaluator(Eager):
     objective, so the higher the better as for a task."""
 
     ood: tuple[str, ...] = ()
-    reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.Evaluator)
+    reported: tuple[str, ...] = ()  # scored once, on the selected checkpoint (evaluation.TaskEvaluator)
     id_split = "dev"
     predictions: dict = {}  # losses, not per-example predictions: the run stores none (never mutated)
 
-    def __init__(self, loss: PretrainingLoss, encoded: Encoded, tokenizer, batch_size: int, config,
+    def __init__(self, loss: CorpusLoss, encoded: Encoded, tokenizer, batch_size: int, config,
                  kd_instances: Encoded | None = None):
         self.per_batch = config.eval_loss_batch is not None
         batch_size = config.eval_loss_batch or batch_size

@@ -10,7 +10,7 @@ Workloads (one optimiser step each, the same examples, model shape and batch siz
   eval      inference over the examples at the evaluation batch size (no optimiser)
   mlm, kd, mlm+kd   task-agnostic mask training (TAMT section 3.4) on unlabelled blocks: the
             pre-training model (encoder, pooler, MLM head), masks at 50%, the objective of
-            pretraining.py (KD: against a frozen dense teacher). Never compiled (pretraining.py):
+            engine/kinds/corpus.py (KD: against a frozen dense teacher). Never compiled (engine/kinds/corpus.py):
             compiled variants are skipped for them. Their naive reference computes the MLM
             logits at every position, as BertForMaskedLM does.
 

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
             for variant in variants:
                 if workload in PRETRAINING and VARIANTS[variant][3]:
                     print(f"{model_name:10} {workload:9} {variant:13} skipped: the pre-training objectives are "
-                          "never compiled (pretraining.py)")
+                          "never compiled (engine/kinds/corpus.py)")
                     continue
                 row = measure(model_name, workload, variant, encoded, margs)
                 reference = reference or row["examples_per_s"]

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from srnets_lib.data.encode import Encoded, eval_batches, train_batches
-from srnets_lib.model import backbones as models, pruning
+from srnets_lib.model import backbones, pruning
 from srnets_lib.engine import runtime, step
 from srnets_lib.tools.bench.workloads import VARIANTS, prepare, setting, training_batch, training_step
 
@@ -54,7 +54,7 @@ def model_flops(model, tokens: int, lengths: np.ndarray, backward: bool = True) 
     """FLOPs on the real tokens: (6 forward+backward, or 2 forward) N T for the matmuls, plus attention.
     A pre-training model counts its encoder's (the MLM head reads the predicted positions only)."""
     config = model.config
-    modules = (getattr(model, model.base_model_prefix) if models.mlm_head(model) is not None else model).modules()
+    modules = (getattr(model, model.base_model_prefix) if backbones.mlm_head(model) is not None else model).modules()
     matmul = sum(m.weight.numel() for m in modules if isinstance(m, (torch.nn.Linear, pruning.MaskedLinear)))
     attention = 4 * config.num_hidden_layers * config.hidden_size * float((lengths ** 2).sum())
     factor = 3 if backward else 1

@@ -10,13 +10,13 @@ import torch
 from srnets_lib import methods
 from srnets_lib.data.encode import Encoded, collate, encode
 from srnets_lib.data.load import load_task
-from srnets_lib.model import backbones as models, dropout, pruning
+from srnets_lib.model import backbones, dropout, pruning
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.engine import runtime, step
-from srnets_lib.engine.kinds import corpus as pretraining
+from srnets_lib.engine.kinds import corpus as corpus_kind
 from srnets_lib.training.prepare import set_trainable
 
-PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (pretraining.OBJECTIVES)
+PRETRAINING = ("mlm", "kd", "mlm+kd")  # TAMT's objectives (corpus_kind.OBJECTIVES)
 WORKLOADS = ("finetune", "mask", "imp", "eval") + PRETRAINING
 # variant: (precision, padding, dropout_rng, compiled); padding "max" pads every batch to --max-length.
 # Each row records its precision, padding and path, which `plan` reads its rates by (cost.py).
@@ -55,7 +55,7 @@ def setting(variant: str) -> dict:
 def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "torch", pretraining_heads=False):
     """The benchmarked model: 'tiny', 'packaged' (all 6 layers), 'packaged-2' (the toy's 2 layers)
     or 'bert-base' (BERT-base shape, random weights: speed does not depend on the values); a
-    classifier, or with `pretraining_heads` the pre-training model (models.load_pretraining_model)."""
+    classifier, or with `pretraining_heads` the pre-training model (backbones.load_pretraining_model)."""
     from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification
 
     attention = "eager" if naive else "sdpa"
@@ -66,9 +66,9 @@ def build_model(name: str, num_labels: int, naive: bool, dropout_rng: str = "tor
         config = BertConfig(num_labels=num_labels, attn_implementation=attention)
         model = BertForPreTraining(config) if pretraining_heads else BertForSequenceClassification(config)
     elif pretraining_heads:
-        model = models.load_pretraining_model(backbone, layers)
+        model = backbones.load_pretraining_model(backbone, layers)
     else:
-        model = models.load_model(backbone, num_labels, layers)
+        model = backbones.load_model(backbone, num_labels, layers)
     model.set_attn_implementation(attention)
     if dropout_rng == "fast":
         dropout.use_fast_dropout(model)
@@ -101,7 +101,7 @@ def encoded_lengths(kind: str, max_length: int) -> Encoded:
     if kind == "full":
         return full_length(1024, max_length)
     data = load_task("nli", DataConfig(train_size=2000, dev_size=50, ood_size=50))
-    return encode(data.train, models.load_tokenizer("packaged"), max_length, "packaged", cache=False)
+    return encode(data.train, backbones.load_tokenizer("packaged"), max_length, "packaged", cache=False)
 
 
 def prepare(model_name: str, workload: str, variant: str):
@@ -113,7 +113,7 @@ def prepare(model_name: str, workload: str, variant: str):
     _, _, dropout_rng, compiled = VARIANTS[variant]
     corpus = workload in PRETRAINING
     model = build_model(model_name, 3, naive, dropout_rng, pretraining_heads=corpus).to(runtime.device())
-    teacher = pretraining.teacher_of(model) if corpus and "kd" in pretraining.OBJECTIVES[workload] else None
+    teacher = corpus_kind.teacher_of(model) if corpus and "kd" in corpus_kind.OBJECTIVES[workload] else None
     method_name = "mask" if corpus else workload
     sparsity = 0.5 if methods.get(method_name).prunes else 0.0
     method = methods.create(RunConfig(task="corpus" if corpus else "nli", method=method_name,
@@ -132,11 +132,11 @@ def prepare(model_name: str, workload: str, variant: str):
 
 def training_step(model, trainable, variant: str, workload: str = "finetune", teacher=None):
     """(forward, update) of one training step: the naive reference's, or the training loop's own
-    step unit (step.py; pretraining.PretrainingLoss for TAMT's objectives) for every other variant."""
+    step unit (step.py; corpus_kind.CorpusLoss for TAMT's objectives) for every other variant."""
     precision, _, _, compiled = VARIANTS[variant]
     corpus = workload in PRETRAINING
     if variant != "naive":
-        forward = (pretraining.PretrainingLoss(model, teacher, workload, precision) if corpus
+        forward = (corpus_kind.CorpusLoss(model, teacher, workload, precision) if corpus
                    else step.ForwardLoss(model, "std", precision, compiled))
         return forward, step.Optimization(trainable, 1e-4, 0.0, 10 ** 6, 0, 1.0).step
     optimizer = torch.optim.AdamW(trainable, lr=1e-4)
@@ -159,32 +159,32 @@ def training_step(model, trainable, variant: str, workload: str = "finetune", te
 def naive_pretraining_loss(model, teacher, objective: str, batch: dict) -> torch.Tensor:
     """The objective in fp32 with the MLM logits at every position (as BertForMaskedLM computes
     them, then ignores all but the predicted ones)."""
-    terms, loss = pretraining.OBJECTIVES[objective], 0.0
+    terms, loss = corpus_kind.OBJECTIVES[objective], 0.0
     out = getattr(model, model.base_model_prefix)(**batch["inputs"], output_hidden_states="kd" in terms)
     if "mlm" in terms:
-        logits = models.mlm_head(model)(out.last_hidden_state)
+        logits = backbones.mlm_head(model)(out.last_hidden_state)
         loss = loss + torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch["labels"].flatten(),
-                                                        ignore_index=pretraining.IGNORE)
+                                                        ignore_index=corpus_kind.IGNORE)
     if "kd" in terms:
         with torch.no_grad():
             taught = getattr(teacher, teacher.base_model_prefix)(**batch["inputs"], output_hidden_states=True)
-        loss = loss + pretraining.kd_loss(out.hidden_states, taught.hidden_states)
+        loss = loss + corpus_kind.kd_loss(out.hidden_states, taught.hidden_states)
     return loss
 
 
 def training_batch(encoded: Encoded, index: np.ndarray, width: int | None, workload: str, vocab_size: int,
                    rng: np.random.Generator) -> dict:
     """A batch as the training loop builds it: collated to `width` (None: its longest example) with
-    its labels; for TAMT's objectives the MLM corruption (pretraining.corrupt) where it predicts
+    its labels; for TAMT's objectives the MLM corruption (corpus_kind.corrupt) where it predicts
     tokens, labels None where it does not."""
     collated = collate(encoded, index, 0, width)
     labels = torch.from_numpy(encoded.labels[index])
     if workload in PRETRAINING:
         labels = None
-        if "mlm" in pretraining.OBJECTIVES[workload]:
+        if "mlm" in corpus_kind.OBJECTIVES[workload]:
             ids = collated["input_ids"].numpy()
             mask_id = min(103, vocab_size - 1)  # BERT's uncased [MASK]; speed does not depend on it
-            ids, labels = pretraining.corrupt(ids, collated["attention_mask"].numpy() == 0, vocab_size, mask_id, rng)
+            ids, labels = corpus_kind.corrupt(ids, collated["attention_mask"].numpy() == 0, vocab_size, mask_id, rng)
             collated["input_ids"], labels = torch.from_numpy(ids), torch.from_numpy(labels)
     return {"inputs": runtime.model_inputs(collated),
             "labels": None if labels is None else labels.to(runtime.device())}
