@@ -26,7 +26,7 @@ test: export HF_HUB_OFFLINE = 1
 test: export TRANSFORMERS_OFFLINE = 1
 test: export HF_DATASETS_OFFLINE = 1
 
-.PHONY: book book-full robustness browser test bench clean-book lab notebook-filter
+.PHONY: book book-full robustness browser test check bench clean-book lab notebook-filter
 
 # the pinned environment: with uv where it installs (under a minute), else pip (about 1.5 minutes)
 $(STAMP): pyproject.toml constraints.txt tools/install.py
@@ -87,6 +87,16 @@ notebook-filter: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# about a minute: the pinned numbers of the architecture trace (tests/test_golden.py), the house's
+# rules, the settings, schedules, plan digests and the verdict rule
+CHECK := tests/test_golden.py tests/test_architecture.py tests/test_config.py tests/test_schedule.py \
+  tests/test_plan.py tests/test_verdict_rule.py
+check: export HF_HUB_OFFLINE = 1
+check: export TRANSFORMERS_OFFLINE = 1
+check: export HF_DATASETS_OFFLINE = 1
+check: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider $(CHECK)
 
 clean-book:
 	rm -rf _build book/_executed
