@@ -237,3 +237,11 @@ def test_the_files_the_code_and_docs_name_exist():
             stale += [f"{where}: {name}" for name in re.findall(r"(?<![\w.-])(\w+\.py)\b", line)
                       if name not in ours | AUTHORS_FILES | EXAMPLES]
     assert stale == []
+
+
+def test_every_test_module_says_which_layer_it_guards():
+    """docs/ARCHITECTURE.md's table of the tests by layer lists each test module once."""
+    table = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text().split("## The tests, by the layer they guard")[1]
+    listed = re.findall(r"\b(test_\w+\.py)\b", table)
+    modules = sorted(p.name for p in (ROOT.parent / "tests").glob("test_*.py"))
+    assert sorted(set(listed)) == modules and len(listed) == len(set(listed))

@@ -8,10 +8,10 @@ is meant to move it, regenerate the file and commit it with the change, saying w
 
     .venv/bin/python tests/test_golden.py --write
 
-Tolerances (measured, docs/MEASUREMENTS.md "The golden runs"): losses and the dev loss to a
-relative 1e-4, above the largest spread between torch's CPU kernels (AVX-512, AVX2, and no vector
-unit: ATEN_CPU_CAPABILITY) on these runs; a score to one example of its split (a prediction whose
-margin is inside that spread may flip on another CPU); sparsity and the selected step exactly.
+Tolerances (docs/MEASUREMENTS.md "The golden runs"): the measured spread between torch's CPU
+kernels (AVX-512, AVX2, no vector unit) and thread counts on these runs is zero; another CPU may
+pick other MKL kernels, so a loss may move by a relative 1e-4 and a score by one example of its
+split (a prediction inside that spread may flip); the sparsity, the selected step and the key exactly.
 """
 
 from __future__ import annotations
