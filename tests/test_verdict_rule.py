@@ -159,3 +159,15 @@ def test_a_statement_id_names_one_claim_a_second_claim_under_it_is_refused():
     with pytest.raises(ValueError, match=f"statement id '{taken.id}' is taken by another claim"):
         Statement(taken.id, "another claim", taken.rule)
     assert STATEMENTS[taken.id] is taken
+
+
+def test_the_units_and_outcomes_are_typed_as_the_rule_writes_them():
+    from typing import get_args
+
+    from srnets_lib.book.sections import verdict
+
+    assert set(get_args(verdict.Unit)) == set(verdict.UNITS)
+    assert set(verdict.OUTCOMES) == {"confirmed", "partly confirmed", "within noise", "not confirmed",
+                                     "not measurable"}
+    with pytest.raises(ValueError, match="unit 'percent' is not one of"):
+        verdict.Statement("a-new-claim", "text", "rule", unit="percent")

@@ -102,7 +102,7 @@ def notebook_jobs(notebooks: list[str], params_file: str) -> list[Job]:
 
 def compute(wanted: list[Point], params: Params, root=None, progress: bool = True) -> list:
     """Run every point the store lacks, in this process (dependencies first; shared runs once),
-    each run asked for what every page asks of it; one executors.Outcome per run computed."""
+    each run asked for what every page asks of it; one executors.RunOutcome per run computed."""
     runs = book_graph(params, extra=wanted).closure([p.config for p in wanted])
     check_inputs([node.config for node in runs], params.execution.skip_ood)
     return LocalExecutor(progress=progress).run(runs, Path(root) if root else paths.runs_root())

@@ -138,7 +138,7 @@ def check_sparsity(masked: dict, scores, source: Run, level: float | None) -> No
 def level_step(config: RunConfig, result: RunResult, level: float) -> int:
     """The step an IMP level ends at (methods/imp.py: level k is the model after k S steps, the
     run stops at N S); a level the run does not yield is refused, naming those it does."""
-    if not result.levels and config.method not in ("imp", "imp-rw"):
+    if not result.levels and not methods.get(config.method).levels:
         raise ValueError(f"run {config.key()} ({config.method}) has no levels: export it without a level")
     count = round(config.sparsity / config.imp_delta_s)
     k = round(level / config.imp_delta_s)

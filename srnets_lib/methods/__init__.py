@@ -16,12 +16,12 @@ from srnets_lib.engine import kinds
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
 from srnets_lib.methods.head import Head
-from srnets_lib.methods.imp import IMP
+from srnets_lib.methods.imp import IMP, IMPRewound
 from srnets_lib.methods.mask_training import MaskTraining
-from srnets_lib.methods.oneshot import OneShot
+from srnets_lib.methods.oneshot import OMP, RandomPruning
 
 METHODS: dict[str, type[Method]] = {
-    "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMP, "omp": OneShot, "random": OneShot,
+    "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMPRewound, "omp": OMP, "random": RandomPruning,
     "head": Head,
 }
 

@@ -20,6 +20,7 @@ from srnets_lib.methods.schedule import Schedule
 class Method:
     prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
     gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
+    levels: ClassVar[bool] = False  # its run keeps a mask per sparsity level (IMP)
     # RunConfig fields only this method reads: another method's run must leave them at their default
     settings: ClassVar[tuple[str, ...]] = ()
 

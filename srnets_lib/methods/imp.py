@@ -48,6 +48,8 @@ def level(k: int, delta_s: float) -> float:
 
 class IMP(Method):
     prunes = True
+    levels = True  # every sparsity level of the run is kept (its mask and predictions)
+    picks_level = False  # its dependents read one level's mask (imp-rw: section 4.3)
     settings = ("imp_objective", "imp_rewind", "imp_interval", "prune_rounding")
 
     @classmethod
@@ -74,7 +76,7 @@ class IMP(Method):
             per_epoch, t_max, steps, evaluations, frozenset({steps}),  # no selection: the last level
             restarts=tuple(k * interval for k in range(count)),
             sparsity_steps={k * interval: level(k + 1, config.imp_delta_s) for k in range(count)},
-            levels=levels, pick_level=config.method == "imp-rw")
+            levels=levels, pick_level=cls.picks_level)
 
     def masked_layers(self):
         return backbones.masked_layers(backbones.is_imp_prunable, self.config.mask_embeddings)
@@ -98,3 +100,8 @@ class IMP(Method):
             pruning.magnitude_prune(module, sparsity, pruned)
         if self.initial:  # ... then the backbone back to theta_0 (LT_pretrain.py of llyx97/TAMT)
             backbones.copy_into(model, self.initial)
+
+
+class IMPRewound(IMP):
+    """imp-rw: the same run; its dependents pick one level's mask and fine-tune m . theta_pt."""
+    picks_level = True

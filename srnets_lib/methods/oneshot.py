@@ -27,12 +27,25 @@ class OneShot(Method):
     def prepare(self, model):
         generator = torch.Generator().manual_seed(self.config.seed)
         for module in pruning.masked_modules(model).values():
-            if self.config.method == "omp":
-                numel = module.weight.numel()
-                pruning.magnitude_prune(module, self.config.sparsity,
-                                        magnitude.count(numel, self.config.sparsity, self.config.prune_rounding))
-            else:
-                pruning.random_prune(module, self.config.sparsity, generator, self.config.prune_rounding)
+            self.prune(module, generator)
+
+    def prune(self, module, generator: torch.Generator) -> None:
+        raise NotImplementedError
 
     def trainable(self, model):
         return []
+
+
+class OMP(OneShot):
+    """One-shot magnitude pruning: the smallest weights of each matrix."""
+
+    def prune(self, module, generator):
+        count = magnitude.count(module.weight.numel(), self.config.sparsity, self.config.prune_rounding)
+        pruning.magnitude_prune(module, self.config.sparsity, count)
+
+
+class RandomPruning(OneShot):
+    """The random baseline: each matrix's pruned entries drawn with the run's seed."""
+
+    def prune(self, module, generator):
+        pruning.random_prune(module, self.config.sparsity, generator, self.config.prune_rounding)

@@ -88,7 +88,8 @@ class Pages(Block):
 
 
 Sections = create_model("Sections", __base__=Pages, __doc__=Pages.__doc__,
-                        **{name: (PAGE_SETTINGS.get(name, PageSettings), PAGE_SETTINGS.get(name, PageSettings)()) for name in SECTIONS})
+                        **{name: (PAGE_SETTINGS.get(name, PageSettings), PAGE_SETTINGS.get(name, PageSettings)())
+                           for name in SECTIONS})
 
 
 class OtherBackbone(Block):

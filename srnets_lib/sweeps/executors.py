@@ -30,7 +30,7 @@ from srnets_lib.training.fit import execute as execute_run
 
 
 @dataclass
-class Outcome:
+class RunOutcome:
     job: str  # the run's key (or a notebook job's name)
     ok: bool
     error: str | None = None
@@ -87,7 +87,7 @@ class Progress:
         self.running = count
         self._postfix()
 
-    def report(self, outcome: Outcome) -> None:
+    def report(self, outcome: RunOutcome) -> None:
         self.outcomes.append(outcome)
         self.running = min(self.running, self.total - len(self.outcomes))
         self._postfix()
@@ -95,7 +95,7 @@ class Progress:
         if not outcome.ok:
             tqdm.write(f"FAILED {outcome.job}: {outcome.error}")
 
-    def close(self) -> list[Outcome]:
+    def close(self) -> list[RunOutcome]:
         self.bar.close()
         return self.outcomes
 
@@ -107,25 +107,25 @@ class LocalExecutor:
     def __init__(self, progress: bool = True, raise_errors: bool = False):
         self.progress, self.raise_errors = progress, raise_errors
 
-    def run(self, graph: RunGraph, root: Path) -> list[Outcome]:
+    def run(self, graph: RunGraph, root: Path) -> list[RunOutcome]:
         todo = pending(graph, root)
         progress, failed = Progress(len(todo), "run", self.progress and bool(todo)), set()
         for node in todo:
             started, blocker = time.time(), next((d for d in graph.dependencies(node) if d in failed), None)
             if blocker:
                 failed.add(node.key)
-                progress.report(Outcome(node.key, False, f"dependency {blocker} failed"))
+                progress.report(RunOutcome(node.key, False, f"dependency {blocker} failed"))
                 continue
             try:
                 progress.set_running(1)
                 seconds = compute_run(node.config.model_dump_json(), node.request.to_json(), str(root))
-                progress.report(Outcome(node.key, True, None, seconds))
+                progress.report(RunOutcome(node.key, True, None, seconds))
             except Exception as err:  # reported; independent runs go on
                 if self.raise_errors:
                     progress.close()
                     raise
                 failed.add(node.key)
-                progress.report(Outcome(node.key, False, summary(err), time.time() - started))
+                progress.report(RunOutcome(node.key, False, summary(err), time.time() - started))
         return progress.close()
 
 
@@ -175,7 +175,7 @@ class RayExecutor:
     def __init__(self, address: str | None = None, runs_per_gpu: int = RUNS_PER_GPU, progress: bool = True):
         self.address, self.runs_per_gpu, self.progress = address, runs_per_gpu, progress
 
-    def run(self, graph: RunGraph, root: Path) -> list[Outcome]:
+    def run(self, graph: RunGraph, root: Path) -> list[RunOutcome]:
         todo = pending(graph, root)
         progress = Progress(len(todo), "run", self.progress)
         if not todo:  # nothing to compute: no Ray instance to start
@@ -230,11 +230,11 @@ class RayExecutor:
                 node = pending_refs.pop(ref)
                 finished.add(node.key)
                 try:
-                    progress.report(Outcome(node.key, True, None, ray.get(ref)))
+                    progress.report(RunOutcome(node.key, True, None, ray.get(ref)))
                 except Exception as err:
                     failed.add(node.key)
                     blocker = next((d for d in graph.dependencies(node) if d in failed), None)
-                    progress.report(Outcome(node.key, False, f"dependency {blocker} failed" if blocker
+                    progress.report(RunOutcome(node.key, False, f"dependency {blocker} failed" if blocker
                                             else summary(err)))
 
 

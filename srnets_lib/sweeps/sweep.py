@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srnets_lib import paths
-from srnets_lib.sweeps.executors import (RUNS_PER_GPU, LocalExecutor, Outcome, Progress, RayExecutor, ray_resources,
+from srnets_lib.sweeps.executors import (RUNS_PER_GPU, LocalExecutor, RunOutcome, Progress, RayExecutor, ray_resources,
                                          start_ray, summary)
 from srnets_lib.sweeps.graph import RunGraph
 
@@ -49,7 +49,7 @@ class Job:
         return values
 
 
-def run_job(job: Job, out_dir: str) -> Outcome:
+def run_job(job: Job, out_dir: str) -> RunOutcome:
     """Execute one notebook (never raises)."""
     import papermill
 
@@ -57,12 +57,12 @@ def run_job(job: Job, out_dir: str) -> Outcome:
     try:
         papermill.execute_notebook(job.notebook, str(Path(out_dir) / f"{job.name}.ipynb"), parameters=job.parameters(),
                                    cwd=str(paths.PROJECT_ROOT), progress_bar=False, log_output=False)
-        return Outcome(job.name, True, None, time.time() - started)
+        return RunOutcome(job.name, True, None, time.time() - started)
     except Exception as err:  # reported, never fatal to the sweep
-        return Outcome(job.name, False, summary(err), time.time() - started)
+        return RunOutcome(job.name, False, summary(err), time.time() - started)
 
 
-def execute_jobs(planned: list[Job], out_dir: str, executor: str = "ray", address: str | None = None) -> list[Outcome]:
+def execute_jobs(planned: list[Job], out_dir: str, executor: str = "ray", address: str | None = None) -> list[RunOutcome]:
     """Run notebook jobs (independent of each other)."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     progress = Progress(len(planned), "notebook")
@@ -81,7 +81,7 @@ def execute_jobs(planned: list[Job], out_dir: str, executor: str = "ray", addres
             try:
                 progress.report(ray.get(ref))
             except Exception as err:  # the worker itself died
-                progress.report(Outcome(job.name, False, summary(err)))
+                progress.report(RunOutcome(job.name, False, summary(err)))
     return progress.close()
 
 
@@ -91,15 +91,15 @@ EXECUTORS = ("ray", "local")
 
 
 def compute(runs: RunGraph, executor: str = "ray", address: str | None = None,
-            runs_per_gpu: int = RUNS_PER_GPU) -> list[Outcome]:
+            runs_per_gpu: int = RUNS_PER_GPU) -> list[RunOutcome]:
     """Compute the runs of `runs` the store lacks, on Ray (a local instance, or the cluster at
-    `address`) or in this process (`executor` local); one Outcome per run computed."""
+    `address`) or in this process (`executor` local); one RunOutcome per run computed."""
     print(f"sweep: {len(runs)} runs, executor {executor}, run store {paths.runs_root()}")
     chosen = LocalExecutor() if executor == "local" else RayExecutor(address, runs_per_gpu)
     return chosen.run(runs, paths.runs_root())
 
 
-def status(outcomes: list[Outcome]) -> int:
+def status(outcomes: list[RunOutcome]) -> int:
     """Print the sweep's count; its exit status: 1 if a job failed."""
     failed = [o for o in outcomes if not o.ok]
     print(f"sweep: {len(outcomes) - len(failed)} computed, {len(failed)} failed")

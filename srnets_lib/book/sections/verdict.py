@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from typing import Literal, get_args
 
 import pandas as pd
 
@@ -50,6 +51,10 @@ UNITS = {"points": (100, "{:+.1f} points", "1-point"), "share": (100, "{:+.1f}%"
          "nats": (1, "{:+.3f} nats", "0.01-nat"), "rho": (1, "{:+.2f} of rho", "0.01 of rho"),
          # a loss in its own unit: nats of the MLM cross-entropy, 1 - cos (or the MSE) of the KD loss
          "loss": (1, "{:+.3f} of the loss", "0.01-of-the-loss")}
+Unit = Literal["points", "share", "nats", "rho", "loss"]  # the keys of UNITS (tested)
+# a verdict's one word, and a claim's over its cases (`outcome`)
+Outcome = Literal["confirmed", "partly confirmed", "within noise", "not confirmed", "not measurable"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 
 def shown(margin: float, unit: str = "points", extra: int = 0) -> str:
@@ -95,7 +100,7 @@ class Statement:
     text: str
     rule: str
     thresholds: dict[str, float] = field(default_factory=dict)
-    unit: str = "points"  # what its margin is in (UNITS)
+    unit: Unit = "points"  # what its margin is in (UNITS)
     words: str = ""
 
     def __post_init__(self):
@@ -152,7 +157,7 @@ class Verdict:
     group: str = ""  # the page's facet (C.5: the backbone)
     seed_margins: tuple[float | None, ...] = ()  # the margin judged on each seed alone (two or more seeds)
     thin: bool = False  # the thresholds are cleared, but by less than MARGIN: not confirmed
-    unit: str = "points"  # the margin's (the statement's)
+    unit: Unit = "points"  # the margin's (the statement's)
     sampling: float | None = None  # the margin's standard error from the stored predictions (noise.py)
     parts: dict[str, float] = field(default_factory=dict)  # each part's margin (the rule's margin: the least)
     part_sampling: dict[str, float | None] = field(default_factory=dict)  # each part's prediction noise
@@ -217,7 +222,7 @@ class Verdict:
                                                              for k, m in self.parts.items()]
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         """Its one word (the module docstring's rule)."""
         if self.holds is None:
             return "not measurable"
@@ -267,7 +272,7 @@ def with_seed_margins(verdicts: list[Verdict], each_seed: list[list[Verdict]]) -
     return out
 
 
-def outcome(verdicts: list[Verdict]) -> str:
+def outcome(verdicts: list[Verdict]) -> Outcome:
     """One word for a claim judged on several cases (tasks, sparsities, series): the module
     docstring's rule."""
     words = [v.outcome for v in verdicts]

@@ -59,10 +59,10 @@ class Classification(TaskKind):
             bias_probs, bias_source = our_bias(config, data, tokenizer, model)
         teacher_probs = teacher_predictions(config, store, data, encoded["train"], pad_id, request.eval_batch_size)
         compiled = runtime.compiled()
-        return Parts(len(data.train), ClassificationBatches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs),
-                     step.ForwardLoss(model, config.training_loss, config.precision, compiled),
+        batches = LabelledBatches(config, encoded["train"], pad_id, compiled, bias_probs, teacher_probs)
+        return Parts(len(data.train), batches, step.ForwardLoss(model, config.training_loss, config.precision, compiled),
                      TaskEvaluator(data, encoded, request.eval_batch_size, pad_id, config.precision, config.max_length,
-                               runtime.compile(model) if compiled else None), bias_source)
+                                   runtime.compile(model) if compiled else None), bias_source)
 
 
 def authors_bias(config: RunConfig, data: TaskData):
@@ -99,7 +99,7 @@ def teacher_predictions(config: RunConfig, store: Run, data: TaskData, train: En
     return torch.from_numpy(predict(teacher, train, batch_size, pad_id, config.precision)).to(runtime.device())
 
 
-class ClassificationBatches:
+class LabelledBatches:
     """Training batches on the device. Epoch e shuffles with seed (seed, e), so a resumed run sees the
     same batches. Length-grouped batches with dynamic padding, or random batches padded to
     max_length (padding=max_length, the authors'). SQuAD's windows are batched the same way."""

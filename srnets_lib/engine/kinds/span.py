@@ -20,7 +20,7 @@ from srnets_lib.metrics import squad_exact_match, squad_f1
 from srnets_lib.model import backbones, pruning
 from srnets_lib.engine import losses, runtime
 from srnets_lib.engine.kinds.base import Eager, Parts, TaskKind
-from srnets_lib.engine.kinds.classification import ClassificationBatches
+from srnets_lib.engine.kinds.classification import LabelledBatches
 
 
 class Span(TaskKind):
@@ -40,7 +40,7 @@ class Span(TaskKind):
 
     @classmethod
     def parts(cls, config, store, request, data, tokenizer, model) -> Parts:
-        """The training questions' windows of max_length tokens in ClassificationBatches (labels: the gold start
+        """The training questions' windows of max_length tokens as LabelledBatches (labels: the gold start
         and end positions), the span loss, and the dev F1 and exact match. Eager: never compiled."""
         if runtime.compiled():
             warnings.warn(f"run {config.key()}: SQuAD runs are not compiled; this one runs eagerly", stacklevel=2)
@@ -53,7 +53,8 @@ class Span(TaskKind):
             data.description += (f"; a random subset of {config.data.subset_size} of its {len(train)} training "
                                  f"windows (seed {config.data.subset_seed})")
         pad_id = tokenizer.pad_token_id or 0
-        return Parts(len(encoded), ClassificationBatches(config, encoded, pad_id, compiled=False), SpanLoss(model, config.precision),
+        return Parts(len(encoded), LabelledBatches(config, encoded, pad_id, compiled=False),
+                     SpanLoss(model, config.precision),
                      SpanEvaluator(dev, request.eval_batch_size, pad_id, config.precision))
 
 
