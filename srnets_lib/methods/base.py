@@ -32,10 +32,11 @@ class Method:
     def check(cls, config) -> None:
         """Raise ValueError naming the field when `config` is not a valid run of this method: it
         sets another method's own setting (`settings`), or its own rules refuse it (`validate`)."""
-        for other in _every(Method) - {cls, *cls.__mro__}:
-            for field in set(other.settings) - set(cls.settings):
+        for other in sorted(_every(Method) - {cls, *cls.__mro__}, key=lambda k: k.__name__):
+            owner = next(k for k in other.__mro__ if "settings" in vars(k))  # the class that declares them
+            for field in sorted(set(other.settings) - set(cls.settings)):
                 if getattr(config, field) != type(config).model_fields[field].default:
-                    raise ValueError(f"{field}={getattr(config, field)} is method {other.__name__}'s setting: "
+                    raise ValueError(f"{field}={getattr(config, field)} is method {owner.__name__}'s setting: "
                                      f"method={config.method} does not read it")
         cls.validate(config)
 
