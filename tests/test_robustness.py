@@ -80,3 +80,52 @@ def test_the_scorecard_shows_the_table_or_how_to_make_it(store):
     assert "judged 2026-01-01T00:00:00" in text and "commit `not recorded`" in text
     assert 'title="confirmed">' in text and "+3.0 points" in text and 'title="not confirmed">' in text
     assert "-1.0 points" in text
+
+
+def _row(setting, outcome="confirmed", margin=0.02):
+    return {"setting": setting, "page": "sec4_2", "claim": "poe-improves-ood", "task": "nli", "holds": True,
+            "verdicts": 1, "held": 1, "margin": margin, "outcome": outcome, "noise": 0.005}
+
+
+def _digest(params_file, name, overrides, judged="2026-01-01T00:00:00"):
+    keys = robustness.keys(params_lib.load(params_file, overrides), ["sec4_2"])
+    return name, {"overrides": overrides, "keys": keys, "judged": judged, "commit": "abc1234", "cpu": "a CPU"}
+
+
+def test_a_grid_computed_in_parts_keeps_the_earlier_settings_whose_runs_are_unchanged(tiny_params):
+    """A call judges its settings and keeps the earlier table's others while their run keys are this
+    build's, each with the commit, CPU and date it was judged at; a changed run, a default setting
+    read otherwise (another rule) or another params file keeps nothing of it."""
+    base, pages = params_lib.load(tiny_params), ["sec4_2"]
+    earlier = {"params": base.name, "pages": pages, "judged": "2026-01-01T00:00:00",
+               "settings": dict([_digest(tiny_params, "default", []),
+                                 _digest(tiny_params, "data_seed=1", ["data.data_seed=1"]),
+                                 _digest(tiny_params, "bias_strength=0.65", ["data.bias_strength=0.65"])]),
+               "rows": [_row("default"), _row("data_seed=1"), _row("bias_strength=0.65", "within noise")]}
+    earlier["settings"]["bias_strength=0.65"]["keys"] = "changed"  # its runs are not this build's any more
+    now = dict([_digest(tiny_params, "default", [], "2026-02-02T00:00:00"),
+                _digest(tiny_params, "data_seed=2", ["data.data_seed=2"], "2026-02-02T00:00:00")])
+    rows, digests = robustness.merged([_row("default"), _row("data_seed=2", "not confirmed", -0.1)], dict(now),
+                                      earlier, base, tiny_params, pages)
+    assert list(digests) == ["default", "data_seed=1", "data_seed=2"]
+    assert [r["setting"] for r in rows] == ["default", "data_seed=1", "data_seed=2"]
+    assert digests["data_seed=1"]["judged"] == "2026-01-01T00:00:00" and digests["default"]["judged"].startswith("2026-02")
+    df = robustness._frame({"judged": "2026-02-02T00:00:00", "commit": "def5678", "cpu": "another CPU",
+                            "settings": digests, "rows": rows})
+    assert robustness.judged_text(df) == ("judged 2026-02-02T00:00:00 at commit `abc1234` on a CPU (default, "
+                                          "data_seed=2); judged 2026-01-01T00:00:00 at commit `abc1234` on a CPU "
+                                          "(data_seed=1)")
+    # a setting this call found no run of keeps its earlier cells
+    absent = [_row("default"), _row("data_seed=1", "not measurable", None)]
+    rows, digests = robustness.merged(absent, dict([("default", now["default"]),
+                                                    _digest(tiny_params, "data_seed=1", ["data.data_seed=1"], "x")]),
+                                      earlier, base, tiny_params, pages)
+    assert [r["outcome"] for r in rows] == ["confirmed", "confirmed"] and digests["data_seed=1"]["judged"] != "x"
+    # the default setting read otherwise: the earlier table was judged by another rule
+    rows, digests = robustness.merged([_row("default", margin=0.05)], {"default": now["default"]}, earlier, base,
+                                      tiny_params, pages)
+    assert list(digests) == ["default"]
+    # another params file's table
+    other = {**earlier, "params": f"{base.name}-other"}
+    assert list(robustness.merged([_row("default")], {"default": now["default"]}, other, base, tiny_params,
+                                  pages)[1]) == ["default"]

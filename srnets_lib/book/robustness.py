@@ -12,6 +12,12 @@ was judged on and, per setting, a digest of the run keys it read; the scorecard 
 build whose store has no grid shows the last one measured and shipped with the package
 (robustness_grid.json), while the run keys of every one of its settings are those this build's
 params file gives (`shipped`): a changed run reads as another grid, never as this one.
+
+A grid is computed in parts (a setting is about 8 minutes on 2 cores): a call judges the settings
+it is given and keeps the earlier table's others (the store's, else the shipped one) whose run keys
+are unchanged, each setting with the commit, CPU and date it was judged at (`merged`). The default
+setting is judged by every call: where the earlier table reads it otherwise, that table was judged
+by another rule, and none of it is kept.
 """
 
 from __future__ import annotations
@@ -85,7 +91,20 @@ def _frame(stored: dict) -> pd.DataFrame:
                      for o, h in zip(df.outcome, df.holds)]  # a grid judged before outcomes were stored
     for key in ("judged", "commit", "cpu"):
         df.attrs[key] = stored.get(key, "not recorded")
+    df.attrs["provenance"] = {name: {key: setting.get(key, df.attrs[key]) for key in ("judged", "commit", "cpu")}
+                              for name, setting in stored.get("settings", {}).items()}
     return df
+
+
+def judged_text(df: pd.DataFrame) -> str:
+    """Markdown: when, at which commit and on which CPU the table's settings were judged (a
+    grid computed in parts names each part's settings)."""
+    parts: dict[tuple, list[str]] = {}
+    for name, where in (df.attrs.get("provenance") or {"": df.attrs}).items():
+        parts.setdefault((where["judged"], where["commit"], where["cpu"]), []).append(name)
+    return "; ".join(f"judged {judged} at commit `{commit}` on {cpu}"
+                     + (f" ({', '.join(names)})" if len(parts) > 1 else "")
+                     for (judged, commit, cpu), names in parts.items())
 
 
 def load(params, root: Path | None = None) -> pd.DataFrame | None:
@@ -168,7 +187,7 @@ def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_S
     """Compute each setting's runs (unless not `compute`), judge its cells, write the table; the
     exit status (1 if a run failed; an interrupted or refused sweep's, which writes no table)."""
     base = params_lib.load(params_file, overrides)
-    rows, failed, digests = [], 0, {}
+    rows, failed, digests, now = [], 0, {}, provenance()
     for name, changed in settings(data_seeds, strengths):
         print(f"robustness: {name}", flush=True)
         params = params_lib.load(params_file, overrides + changed)
@@ -178,16 +197,58 @@ def judge(params_file: str, overrides: list[str], pages=PAGES, data_seeds=DATA_S
                 return status
             failed += status
         rows += cells(name, params, pages)
-        digests[name] = {"overrides": overrides + changed, "keys": keys(params, pages)}
-    df = pd.DataFrame(rows, columns=COLUMNS)
+        digests[name] = {"overrides": overrides + changed, "keys": keys(params, pages), **now}
     out = path(base)
+    earlier = load_json(out) or load_json(resources.files("srnets_lib.book").joinpath(SHIPPED))
+    rows, digests = merged(rows, digests, earlier, base, params_file, list(pages))
+    df = pd.DataFrame(rows, columns=COLUMNS)
     out.parent.mkdir(parents=True, exist_ok=True)
     with paths.replacing(out) as tmp:
-        tmp.write_text(json.dumps({**provenance(), "params": base.name, "pages": list(pages), "settings": digests,
+        tmp.write_text(json.dumps({**now, "params": base.name, "pages": list(pages), "settings": digests,
                                    "rows": rows}, indent=1) + "\n")
     print(pivot(df).to_string())
     print(f"robustness: {summary(df)}; written to {out}")
     return 1 if failed else 0
+
+
+def load_json(file) -> dict | None:
+    return json.loads(file.read_text()) if file.is_file() else None
+
+
+def _cell(row: dict) -> tuple:
+    return row["page"], row["claim"], row["task"], row["outcome"], row["margin"], row["noise"]
+
+
+def merged(rows: list[dict], digests: dict, earlier: dict | None, base, params_file: str,
+           pages: list) -> tuple[list, dict]:
+    """This call's `rows` and `digests` with the `earlier` table's other settings whose runs are
+    unchanged (the keys this build gives them), in the grid's order. A setting this call found no
+    run of (every cell not measurable) keeps its earlier cells. Nothing is kept from a table of other
+    params file or pages, or one that reads the default setting otherwise (another rule judged it)."""
+    if not earlier or earlier.get("params") != base.name or earlier.get("pages") != pages or "settings" not in earlier:
+        return rows, digests
+    by_setting = {}
+    for row in earlier["rows"]:
+        by_setting.setdefault(row["setting"], []).append(row)
+    now = {name: [r for r in rows if r["setting"] == name] for name in digests}
+    before = earlier["settings"].get("default", {})
+    if before.get("keys") == digests["default"]["keys"] and \
+            sorted(map(_cell, by_setting.get("default", []))) != sorted(map(_cell, now["default"])):
+        print(f"robustness: the earlier table (judged {earlier.get('judged')} at {earlier.get('commit')}) reads "
+              "the default setting's runs otherwise: another rule judged it, so none of it is kept", flush=True)
+        return rows, digests
+    for name, setting in earlier["settings"].items():
+        absent = name not in now or all(r["outcome"] == "not measurable" for r in now[name])
+        if not absent or keys(params_lib.load(params_file, setting["overrides"]), pages) != setting["keys"]:
+            if name not in now:
+                print(f"robustness: {name} of the earlier table is not kept: its runs changed since", flush=True)
+            continue
+        digests[name] = {key: setting.get(key, earlier.get(key, "not recorded"))
+                         for key in ("overrides", "keys", "judged", "commit", "cpu")}
+        now[name] = by_setting.get(name, [])
+    order = [name for name, _ in settings(sorted({int(n.split("=")[1]) for n in digests if n.startswith("data_seed=")}),
+                                          sorted({float(n.split("=")[1]) for n in digests if n.startswith("bias_")}))]
+    return [r for name in order for r in now[name]], {name: digests[name] for name in order}
 
 
 def _compute(params, pages, executor: str, runs_per_gpu: int) -> int:

@@ -187,8 +187,8 @@ class Scorecard:
                 f"other data seeds and {len(robustness.STRENGTHS)} other bias strengths, one field changed at a time "
                 "(an hour or more on a 2-core CPU); this page then shows each cell's outcome, its margin and standard error.")
         table = robustness.pivot(df, marks=True).reset_index()
-        return Shown(f"From {source}: judged {df.attrs['judged']} at commit `{df.attrs['commit']}` on "
-                     f"{df.attrs['cpu']}. Each cell is a (page, claim, task) judged in one setting, its outcome by "
+        return Shown(f"From {source}: {robustness.judged_text(df)}. Each cell is a (page, claim, task) judged in one "
+                     f"setting, its outcome by "
                      f"the same rule as the rows above, then the weakest case's margin ± standard error in the "
                      f"claim's unit: **{robustness.summary(df)}**.{robustness.coverage(df)}",
                      Html(f'<div style="font-size: 0.75em">{_html(table.map(str))}</div>'))
