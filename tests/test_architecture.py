@@ -117,6 +117,35 @@ def test_pieces_are_small_and_the_top_level_short():
     assert len(top) <= 12, top
 
 
+SECTIONS_DIR = ROOT / "book" / "sections"
+
+
+def test_a_section_reads_results_never_the_page():
+    """The book's sections draw, tabulate and judge a frozen `Results` (book/sections/results.py),
+    which book/page.py builds: no function of book/sections/ takes the Page (a parameter `page` is a
+    page's name, a str) and no module there imports book/page.py."""
+    taking = []
+    for path in sorted(SECTIONS_DIR.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for arg in node.args.args + node.args.kwonlyargs:
+                    annotation = ast.unparse(arg.annotation) if arg.annotation else ""
+                    if (arg.arg == "page" and annotation != "str") or "Page" in annotation:
+                        taking.append(f"{path.name}:{node.lineno} {node.name}({arg.arg}: {annotation or '?'})")
+        taking += [f"{path.name} imports {m}" for m, _ in imported(path) if m == "srnets_lib.book.page"]
+    assert taking == []
+
+
+def test_each_section_module_is_short():
+    """A paper section's module (sec*, appc*, and Part II's tamt* with the figures, analyses and claims
+    they share) stays under 150 lines: what a section draws or judges at length has its own module."""
+    sections = sorted(p for p in SECTIONS_DIR.glob("*.py") if p.name.startswith(("sec", "appc", "tamt")))
+    assert len(sections) >= 13
+    long = [f"{p.name}: {p.read_text().count(chr(10))} lines" for p in sections if p.read_text().count("\n") > 150]
+    assert long == []
+
+
 def test_every_module_opens_with_a_docstring_that_says_what_it_is_for():
     bare = [str(p.relative_to(ROOT)) for p in MODULES if not ast.get_docstring(ast.parse(p.read_text()))]
     assert bare == []

@@ -83,7 +83,7 @@ def test_a_sweep_on_two_nodes_computes_each_run_once_on_either_and_the_page_gath
         assert attempt["resumed_at"] is None and attempt["node"] == computed_by(run)
     assert served(store, tiny_params) == [None] * 5 and not list(store.glob("*/.lock"))
     page = book_page.load("sec4_4", params_file=str(tiny_params), compute=False)
-    assert page.missing == [] and len(page.frame) == len(page.points)
+    assert page.results.missing == [] and len(page.results.frame) == len(page.results.points)
     print(f"two-node sweep: {time.time() - started:.0f} s")
 
 

@@ -88,7 +88,7 @@ def test_the_numbers_behind_a_page_are_one_call_away(store, tiny_params):
     execute(Recipes(params).prune_ft("nli", "mask", "poe", 0.5, 1), params.execution.request())
     sec = page.load("sec4_2", params_file=str(tiny_params), compute=False)
     rows = sec.data("figure", series="mask train (poe)", x=0.5)
-    assert len(rows) == 1 and rows.id.iloc[0] == pytest.approx(sec.frame.set_index("series").id["mask train (poe)"])
+    assert len(rows) == 1 and rows.id.iloc[0] == pytest.approx(sec.results.frame.set_index("series").id["mask train (poe)"])
     verdicts = sec.data("verdicts")
     assert {"claim", "subject", "margin", "outcome"} <= set(verdicts.columns)
     with pytest.raises(ValueError, match=r"no such series among the page's finished points; its series values: "

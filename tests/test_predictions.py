@@ -13,7 +13,7 @@ from srnets_lib.metrics import split_metric
 from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections import gather
-from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book import runs as book_runs
 
 COMMON = dict(backbone="tiny", data=DataConfig(train_size=96, dev_size=48, ood_size=40), epochs=2, batch_size=16,

@@ -78,7 +78,7 @@ def test_every_series_a_claim_reads_is_one_its_page_makes(name, file):
 def test_appendix_c5_splits_each_backbones_full_models_beside_those_of_section_4_2(store, monkeypatch):
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     page = pages.load("appc5", params_file="params/toy.yaml")
-    shown = page.section.subset_points(page, page.section.subset_series, 0.7)
+    shown = page.section.subset_points(page.results, page.section.subset_series, 0.7)
     assert {p.series for p in shown} == {f"full model ({loss}), {backbone}" for loss in ("std", "poe")
                                          for backbone in ("section 4.2's backbone", "MiniLM, 3 layers")}
     section_4_2 = {p.config.key() for p in sections.points("sec4_2", params.load("params/toy.yaml")) if p.reference}
@@ -174,8 +174,9 @@ def test_the_paper_numbers_are_read_from_one_file():
 def test_a_page_that_only_gathers_shows_its_missing_runs(store, tiny_params, monkeypatch):
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
     page = pages.load("sec4_4", params_file=str(tiny_params), seeds="[1]", sparsity="0.7")
-    assert page.seeds == [1] and page.sparsities == [0.7]
-    assert page.missing == page.points and page.frame.empty
+    results = page.results
+    assert results.seeds == [1] and results.sparsities == [0.7]
+    assert results.missing == results.points and results.frame.empty
     assert "5 of the 5 points of this page have no finished run" in page.missing_note()
     assert page.evaluate() == []  # 4.4's rule reads its sparsities together: not judged at 0.7 alone
     assert page.asked_note().startswith("**Judged at sparsity 0.7 only** (asked for it); its default sparsities 0.5")
@@ -192,15 +193,16 @@ def test_a_page_draws_its_opt_in_sparsities_once_the_store_has_them(store, tiny_
     derived = tiny_params.parent / "derived.yaml"
     derived.write_text(f"base: {tiny_params}\nname: derived\npreset: {{sparsities: [0.5, 0.7]}}\n")
     page = pages.load("sec4_4", params_file=str(derived), seeds="[1]", compute=True)
-    subnetworks = page.frame[~page.frame.reference.astype(bool)]
-    assert page.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not page.missing
-    assert {p.x for p in page.opt_in_missing} == {0.7}
+    results = page.results
+    subnetworks = results.frame[~results.frame.reference.astype(bool)]
+    assert results.sparsities == [0.5] and set(subnetworks.x) == {0.5} and not results.missing
+    assert {p.x for p in results.opt_in_missing} == {0.7}
     assert page.opt_in_note().startswith("The default build computes this page at sparsity 0.5, where")
     assert "Opt-in: the curves' points at 0.7; 3 of 3 are not in the run store; `make book-full`" in page.opt_in_note()
     pages.load("sec4_4", params_file=str(derived), seeds="[1]", sparsity="0.7", compute=True)
     monkeypatch.setenv("SRNETS_COMPUTE", "0")
-    page = pages.load("sec4_4", params_file=str(derived), seeds="[1]")
-    assert not page.opt_in_missing and set(page.frame[~page.frame.reference.astype(bool)].x) == {0.5, 0.7}
+    results = pages.load("sec4_4", params_file=str(derived), seeds="[1]").results
+    assert not results.opt_in_missing and set(results.frame[~results.frame.reference.astype(bool)].x) == {0.5, 0.7}
 
 
 def test_the_opt_in_pages_are_swept_and_planned_only_when_asked():

@@ -17,13 +17,13 @@ from srnets_lib.book.sections import gather
 def masks(page, sparsity: float | None, against: str) -> Shown:
     """Per layer, the heads and neurons each subnetwork series empties at `sparsity` (None: the
     page's highest), and its masks' Jaccard similarity to `against`'s."""
-    sparsity = max(page.sparsities) if sparsity is None else sparsity
-    shown = [p for p in page.points if p.task in page.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
+    sparsity = max(page.results.sparsities) if sparsity is None else sparsity
+    shown = [p for p in page.results.points if p.task in page.results.tasks and not p.reference and abs(p.x - sparsity) < 1e-9]
     found = gather.masks(shown, sparsity)
     if not found:
         return Shown(f"*No finished subnetwork at sparsity {sparsity:g} has a stored mask to analyse.*")
     df = mask_structure.frame(found, backbones.num_heads(shown[0].config.backbone), against)
-    return _show(mask_structure.figure(df, sparsity, against, page.synthetic), shown, df,
+    return _show(mask_structure.figure(df, sparsity, against, page.results.synthetic), shown, df,
           f"No stored mask at sparsity {sparsity:g} for: {{}} (IMP runs computed before every level's mask "
           "was kept have only their last level's).")
 
@@ -31,13 +31,13 @@ def masks(page, sparsity: float | None, against: str) -> Shown:
 def subsets(page, series: tuple, sparsity: float = 0.7) -> Shown:
     """Each task's OOD accuracy per subset (its heuristics, labels or members), for the full models
     and `series` at `sparsity`."""
-    shown = page.section.subset_points(page, series, sparsity)
+    shown = page.section.subset_points(page.results, series, sparsity)
     df = gather.subsets(shown)
     if df.empty:
         return Shown("*No finished run of this figure stored its predictions.*")
     title = (f"OOD accuracy per subset: full models and subnetworks at sparsity {sparsity:g}"
              if any(not p.reference for p in shown) else "OOD accuracy per subset: the full models")
-    return _show(plots.subset_figure(df, title, page.synthetic), shown, df,
+    return _show(plots.subset_figure(df, title, page.results.synthetic), shown, df,
           "No stored predictions for: {} (runs finished before predictions were kept).")
 
 
@@ -56,9 +56,9 @@ def training_optimum(page) -> pd.DataFrame | Shown:
     above the first on the OOD set only by fitting its data less well; a fully debiased one keeps at
     most that share of the first's ID."""
     rows = {}
-    for p in page.points:
+    for p in page.results.points:
         data, loss = p.config.data, p.config.loss
-        if p.task not in page.tasks or data.source != "synthetic" or loss not in OPTIMUM_OF:
+        if p.task not in page.results.tasks or data.source != "synthetic" or loss not in OPTIMUM_OF:
             continue
         key = (p.task, ("ID + OOD" if data.ood_train else "ID") + OPTIMUM_OF[loss])
         if key in rows:  # a page's many points train on a few distributions

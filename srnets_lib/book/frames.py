@@ -31,8 +31,8 @@ def data(page, what: str = "figure", **filters) -> pd.DataFrame:
     if what == "verdicts":
         return pd.DataFrame([{**asdict(v), "outcome": v.outcome} for v in page.evaluate()])
     if what == "table":
-        return page.table().parts[0] if not page.frame.empty else pd.DataFrame()
-    frame = {"figure": page.frame, "curves": page.curves(), "references": page.references}[what]
+        return page.table().parts[0] if not page.results.frame.empty else pd.DataFrame()
+    frame = {"figure": page.results.frame, "curves": page.curves(), "references": page.results.references}[what]
     for name, wanted in filters.items():
         frame = narrowed(frame, name, wanted, what)
     return frame.reset_index(drop=True)
@@ -43,7 +43,7 @@ def narrowed(frame: pd.DataFrame, name: str, wanted, what: str) -> pd.DataFrame:
     naming the values it has."""
     if frame.empty or name not in frame:
         raise ValueError(f"sec.data({what!r}, {name}={wanted!r}): the page has no finished point to filter "
-                         "(sec.missing lists the points the store lacks)")
+                         "(sec.results.missing lists the points the store lacks)")
     values = frame[name]
     kept = (values - float(wanted)).abs() < 1e-9 if pd.api.types.is_numeric_dtype(values) and not isinstance(
         wanted, str) else values == wanted

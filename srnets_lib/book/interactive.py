@@ -77,9 +77,9 @@ def explore(frame: pd.DataFrame, title: str) -> Html:
 def of_page(page) -> Shown:
     """A page's figure points (Page.data("figure")) as the interactive figure, titled after the
     paper's figure it redraws."""
-    rows = page.data("figure") if not page.frame.empty else page.frame
+    rows = page.data("figure") if not page.results.frame.empty else page.results.frame
     if rows.empty:
         return Shown("*No finished runs to draw.*")
-    data = "synthetic data" if page.synthetic else "this build's runs"
+    data = "synthetic data" if page.results.synthetic else "this build's runs"
     what = page.section.reproduces
     return Shown(explore(rows, f"{what[:1].upper()}{what[1:]}, to explore ({data})"))

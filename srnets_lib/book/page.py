@@ -1,7 +1,8 @@
 """A book page's setup in one call: `sec = page.load("sec4_2", ...)` loads the params file,
 says what the numbers are, builds the section's points, computes the runs the store lacks (unless
-told not to) and gathers the results; the notebook's cells then show `sec`'s figure, tables and
-verdicts, each cell showing what a method of `sec` returns (book/shown.py)."""
+told not to) and reads the results from the store into one frozen `Results` value (`read`), which
+the section draws and judges; the notebook's cells then show `sec`'s figure, tables and verdicts,
+each cell showing what a method of `sec` returns (book/shown.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,19 @@ import ast
 import json
 import os
 import warnings
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from srnets_lib.book import (analyses, banner, columns, frames, interactive, page_notes, paper_numbers,
+from srnets_lib.book import (analyses, banner, frames, interactive, page_notes, paper_numbers,
                              plots, sections)
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
-from srnets_lib.book.sections import gather
+from srnets_lib.book.sections import claims, gather
 from srnets_lib.book.sections import verdict_text
+from srnets_lib.book.sections.point import Point
+from srnets_lib.book.sections.results import Results
 from srnets_lib.book.sections.verdict import Verdict
 from srnets_lib.book.sections.verdict_text import render
 from srnets_lib.book.shown import Html
@@ -49,7 +51,6 @@ def load(name: str, params_file=None, seeds=None, sparsity=None, tasks=None, com
     # a person's notebook left to decide computes nothing unasked: its missing note says what it would cost
     page.held_back = not computing and compute is None and os.environ.get("SRNETS_COMPUTE") is None
     page.failed = failed = page.compute() if computing else []
-    page.gather()
     if failed:  # a page asked to compute its points fails with them (papermill, sweep --by notebooks)
         raise RuntimeError(f"{len(failed)} run(s) of this page failed: " + "; ".join(o.job for o in failed))
     return page
@@ -109,7 +110,28 @@ def reproduce_text(name: str, params, sparsities: list, seeds: list) -> str:
         f"exported/{name}` (one series; `--task`, `--sparsity`, `--seed` narrow it)."])
 
 
-def _identity(p: sections.Point) -> tuple:
+def planned(section: sections.Section, params, tasks: list, seeds: list, sparsities: list,
+            opt_in: bool = False) -> tuple[list[Point], list[Point]]:
+    """A page's points, and (`opt_in`) those at the preset's other sparsities (params.sparsities_for)
+    that it draws where the store has them (`make book-full` computes them)."""
+    shown = sections.points(section.name, params, tasks, seeds, sparsities)
+    seen = {_identity(p) for p in shown}
+    return shown, [p for p in sections.points(section.name, params, tasks, seeds, full=True)
+                   if _identity(p) not in seen] if opt_in else []
+
+
+def read(section: sections.Section, params, tasks: list, seeds: list, sparsities: list,
+         points: tuple[list[Point], list[Point]], asked: bool) -> Results:
+    """The page's results from the store: `points` as `planned` gives them (shown, opt-in)."""
+    shown, extra = points
+    every = gather.frame(shown + extra)
+    return Results(params, list(tasks), list(seeds), list(sparsities), asked, shown, extra,
+                   frame=every[every.task.isin([*tasks, *section.gathered_tasks])],
+                   references=every[every.reference.astype(bool)], missing=gather.missing(shown),
+                   opt_in_missing=gather.missing(extra), synthetic=banner.synthetic(params))
+
+
+def _identity(p: Point) -> tuple:
     return p.series, p.task, p.seed, p.x, p.group
 
 
@@ -186,38 +208,25 @@ def unjudged(section: sections.Section, missing) -> str:
 
 
 class Page:
-    """One section's points and gathered results, and what its notebook shows of them."""
+    """One section's page: its `Results` (read from the store once, again after computing) and
+    what its notebook shows of them."""
 
     def __init__(self, section: sections.Section, params, tasks: list, seeds: list, sparsities: list,
                  opt_in: bool = False):
-        """`opt_in`: also draw the points at the preset's other sparsities (params.sparsities_for)
-        where the store has them (`make book-full` computes them)."""
+        """`opt_in`: also draw the points at the preset's other sparsities where the store has them."""
         self.section, self.params = section, params
-        self.tasks, self.seeds, self.sparsities = tasks, seeds, sparsities
-        self.asked = not opt_in  # a page asked for its sparsities (papermill -p sparsity) judges only those
-        self.points = sections.points(section.name, params, tasks, seeds, sparsities)
-        shown = {_identity(p) for p in self.points}
-        self.opt_in = [p for p in sections.points(section.name, params, tasks, seeds, full=True)
-                       if _identity(p) not in shown] if opt_in else []
-        self.synthetic = banner.synthetic(params)
-        self.frame = self.references = pd.DataFrame(columns=columns.COLUMNS)
-        self.missing: list[sections.Point] = []
-        self.opt_in_missing: list[sections.Point] = []
+        self._chosen = (list(tasks), list(seeds), list(sparsities))
+        self._points = planned(section, params, tasks, seeds, sparsities, opt_in)
+        self._asked = not opt_in  # a page asked for its sparsities (papermill -p sparsity) judges only those
         self.failed: list = []  # the outcomes of its runs that failed when it computed them
         self.held_back = False  # a person's notebook that computed nothing unasked (load's compute None)
+        self.results = read(section, params, *self._chosen, self._points, self._asked)
 
     def compute(self) -> list:
-        """Run the points the store lacks, here; the failed runs' outcomes."""
-        return [o for o in book_runs.compute(self.points, self.params) if not o.ok]
-
-    def gather(self) -> None:
-        """`frame`: the page's tasks' finished points; `references`: every finished full model
-        (section 4.2 holds those of the tasks it does not prune); `missing`: the unfinished points."""
-        every = gather.frame(self.points + self.opt_in)
-        self.frame = every[every.task.isin([*self.tasks, *self.section.gathered_tasks])]
-        self.references = every[every.reference.astype(bool)]
-        self.missing = gather.missing(self.points)
-        self.opt_in_missing = gather.missing(self.opt_in)
+        """Run the points the store lacks, here, then read the results again; the failed runs' outcomes."""
+        failed = [o for o in book_runs.compute(self._points[0], self.params) if not o.ok]
+        self.results = read(self.section, self.params, *self._chosen, self._points, self._asked)
+        return failed
 
     def opt_in_note(self) -> str:
         return page_notes.opt_in(self)
@@ -239,12 +248,12 @@ class Page:
 
     def reproduce(self) -> Shown:
         """The commands that reproduce this page: one point, every run it shows, at paper scale."""
-        return Shown(reproduce_text(self.section.name, self.params, self.sparsities, self.seeds))
+        return Shown(reproduce_text(self.section.name, self.params, self.results.sparsities, self.results.seeds))
 
     def figure(self) -> Shown:
         """The section's figure(s), drawn from the finished points, each with its caption."""
         plt = plots.pyplot()
-        figures = self.section.figure(self) if not self.frame.empty else []
+        figures = self.section.figure(self.results) if not self.results.frame.empty else []
         for fig in figures:
             plt.close(fig)
             for panel in plots.empty_panels(fig):  # shown as a warning, which the browser check fails on
@@ -261,24 +270,25 @@ class Page:
 
     def table(self) -> Shown:
         """The section's table: mean ± std over seeds (x100)."""
-        if self.frame.empty:
+        if self.results.frame.empty:
             return Shown("*No finished runs to tabulate.*")
-        table = self.section.table(self)
+        table = self.section.table(self.results)
         table.index = table.index.rename({"x": self.section.x_name})
         return Shown(plots.folded(table, "The values (mean ± std over seeds, x100)"))
 
     def references_table(self) -> Shown:
         """Every finished full model, per task (section 4.2: the ID-OOD gap of each task)."""
-        return Shown(plots.folded(plots.table(self.references, index=("task", "series")), "The full models")
-                     if not self.references.empty else "*No finished full models.*")
+        references = self.results.references
+        return Shown(plots.folded(plots.table(references, index=("task", "series")), "The full models")
+                     if not references.empty else "*No finished full models.*")
 
     def paper_table(self) -> pd.DataFrame:
         """The paper's numbers for this section (paper_numbers.yaml), for the page's tasks."""
-        return paper_numbers.table(self.section.paper_table, self.tasks)
+        return paper_numbers.table(self.section.paper_table, self.results.tasks)
 
     def curves(self) -> pd.DataFrame:
         """Every evaluation of the page's points' runs (metrics.jsonl): training curves."""
-        return gather.curves([p for p in self.points if p.task in self.tasks])
+        return self.results.curves()
 
     def mask_structure(self, sparsity: float | None = None, against: str | None = None) -> Shown:
         """Beyond the paper: the structure of the subnetworks' masks (analyses.masks),
@@ -304,12 +314,13 @@ class Page:
         preset's), the points the store lacks, its verdicts in brief, numbers from the run store, and
         each claim's outcome as the scorecard gives it, with a link to its row."""
         verdicts = self.evaluate()
-        return Shown(banner.banner(self.params) + banner.scope(self.params, self.tasks, self.seeds, self.section.name),
-                     self.missing_note(self.failed) if self.missing else None,
-                     self.opt_in_note() if self.opt_in_missing else None, self.asked_note(),
-                     verdict_text.summary(verdicts, self.synthetic), self.section.judged_at(self),
-                     self.section.remarks(self) or None,
-                     Html(verdict_text.claims_html(verdicts, self.section.name, unjudged(self.section, self.missing))))
+        r = self.results
+        return Shown(banner.banner(self.params) + banner.scope(self.params, r.tasks, r.seeds, self.section.name),
+                     self.missing_note(self.failed) if r.missing else None,
+                     self.opt_in_note() if r.opt_in_missing else None, self.asked_note(),
+                     verdict_text.summary(verdicts, r.synthetic), self.section.judged_at(r),
+                     self.section.remarks(r) or None,
+                     Html(verdict_text.claims_html(verdicts, self.section.name, unjudged(self.section, r.missing))))
 
     def verdicts(self) -> Shown:
         """The section's claims judged on the page's tasks, as markdown."""
@@ -320,25 +331,13 @@ class Page:
         return Shown(render(self._on_references()))
 
     def _on_tasks(self) -> list[Verdict]:
-        return self.section.judge(self)
+        return self.section.judge(self.results)
 
     def _on_references(self) -> list[Verdict]:
-        tasks = list(dict.fromkeys(p.task for p in self.points if p.reference))
-        return self.judge(self.section.reference_claims, self.references, tasks)
-
-    def judge(self, claims, df: pd.DataFrame, tasks: list) -> list[Verdict]:
-        """`claims` evaluated on `df`'s rows of `tasks`, per group of the page's points."""
-        if self.asked:
-            claims = [c for c in (claim.at(self.sparsities) for claim in claims) if c is not None]
-        verdicts = []
-        for group in dict.fromkeys(p.group for p in self.points):
-            rows = df[df.group == group]
-            verdicts += [replace(v, group=group) for claim in claims for v in claim.evaluate(rows, tasks)]
-        return verdicts
+        tasks = list(dict.fromkeys(p.task for p in self.results.points if p.reference))
+        return claims.judge(self.results, self.section.reference_claims, self.results.references, tasks)
 
 
 def gathered(name: str, params) -> Page:
     """The page `name` on its default tasks and seeds, its results gathered from the store."""
-    page = Page(sections.get(name), params, *sections.resolve(name, params))
-    page.gather()
-    return page
+    return Page(sections.get(name), params, *sections.resolve(name, params))

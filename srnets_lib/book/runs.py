@@ -12,7 +12,7 @@ from pathlib import Path
 
 from srnets_lib import methods, paths
 from srnets_lib.book.sections import SECTIONS, get, points
-from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.point import Point
 from srnets_lib.settings.pages import RUNLESS_PAGES
 from srnets_lib.settings.params import Params, load
 from srnets_lib.store.result import RunResult

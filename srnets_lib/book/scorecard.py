@@ -73,7 +73,7 @@ class Scorecard:
         self.missing: dict[str, int] = {}
         self.pages = {name: gathered(name, params) for name in SECTIONS}
         for name, page in self.pages.items():
-            self.verdicts[name], self.missing[name] = page.evaluate(), len(page.missing)
+            self.verdicts[name], self.missing[name] = page.evaluate(), len(page.results.missing)
         self.frame = pd.DataFrame([row for name in SECTIONS for row in self._rows(name)], columns=COLUMNS)
 
     def _rows(self, name: str) -> list[dict]:
@@ -197,7 +197,7 @@ class Scorecard:
         """How precise one reported number of this build is (standard_errors.py): the standard errors of
         the reported scores, and how much higher the selected checkpoint's dev score reads than its
         test score."""
-        points = [p for page in self.pages.values() for p in page.points]
+        points = [p for page in self.pages.values() for p in page.results.points]
         errors = standard_errors.errors(points)
         if errors.empty:
             return Shown("*No finished run stored its predictions.*")

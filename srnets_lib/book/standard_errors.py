@@ -21,7 +21,7 @@ import pandas as pd
 from srnets_lib.metrics import METRICS
 from srnets_lib.store.runs import Run
 from srnets_lib.book.sections import gather
-from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.point import Point
 from srnets_lib import methods
 
 RESAMPLES = 200

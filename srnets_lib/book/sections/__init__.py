@@ -8,7 +8,8 @@ from srnets_lib.settings.pages import SECTIONS
 from srnets_lib.settings.params import Params
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections import appc1, appc5, sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, tamt_data, tamt_iterations, tamt_pretraining, tamt_transfer
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 
 BY_NAME: dict[str, Section] = {module.SECTION.name: module.SECTION
                                for module in (sec4_2, sec4_3, sec4_4, sec4_5, sec5_1, sec5_2, appc1, appc5,

@@ -3,7 +3,8 @@ the std full model) as the loss of mask training on the std fine-tuned model, be
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import Claim, SubnetworkVsFull
 from srnets_lib.book.sections.verdict import Measures, Statement, pct
 from srnets_lib.book.sections.series import POE, STD, full, mask

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.book.sections.base import Point, Section, references
+from srnets_lib.book.sections.base import Section, references
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD
 
@@ -26,13 +27,13 @@ class OtherBackbones(Section):
         """sections.appc5.tasks (table 6 is NLI only)."""
         return list(params.sections.appc5.tasks or params.preset.tasks)
 
-    def subset_points(self, page, series, sparsity):
+    def subset_points(self, results, series, sparsity):
         """The full models of each backbone beside those of the book's own backbone (section 4.2's):
         where on the OOD set does each std model follow the cue?"""
-        own = [(p, "section 4.2's backbone") for task in page.tasks for seed in page.seeds
-               for p in references(Recipes(page.params), task, seed, keep_steps=False) if p.series in series]
+        own = [(p, "section 4.2's backbone") for task in results.tasks for seed in results.seeds
+               for p in references(Recipes(results.params), task, seed, keep_steps=False) if p.series in series]
         return [replace(p, series=f"{full_model(p.series)}, {backbone}")
-                for p, backbone in own + [(p, p.group) for p in super().subset_points(page, series, sparsity)]]
+                for p, backbone in own + [(p, p.group) for p in super().subset_points(results, series, sparsity)]]
 
     def points(self, recipes, tasks, seeds, sparsities):
         """One group of points per backbone; `sparsities` is not used (table 6 fixes them)."""
@@ -51,13 +52,13 @@ class OtherBackbones(Section):
                                         group=group))
         return points
 
-    def figure(self, page):
+    def figure(self, results):
         """Mask training with PoE against sparsity, one figure per backbone."""
-        return [plots.sparsity_figure(named(sub), f"Mask training with PoE on {group}", synthetic=page.synthetic)
-                for group, sub in page.frame.groupby("group", sort=False)]
+        return [plots.sparsity_figure(named(sub), f"Mask training with PoE on {group}", synthetic=results.synthetic)
+                for group, sub in results.frame.groupby("group", sort=False)]
 
-    def table(self, page):
-        return plots.table(named(page.frame), index=("group", "task", "series"))
+    def table(self, results):
+        return plots.table(named(results.frame), index=("group", "task", "series"))
 
 
 def full_model(series: str) -> str:

@@ -3,29 +3,13 @@ table it shows and the paper's claims it judges; one `Section` subclass per sect
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from srnets_lib.book import plots
 from srnets_lib.settings.config import RunConfig
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.settings.request import Request
+from srnets_lib.book.sections import claims
+from srnets_lib.book.sections.point import Point
+from srnets_lib.book.sections.results import Results
 from srnets_lib.book.sections.series import full
-
-
-@dataclass(frozen=True)
-class Point:
-    """One value a page shows: a named series (the paper's legend), a task, a seed, an x value
-    (sparsity, steps or epochs) and the run that yields it."""
-
-    series: str
-    task: str
-    seed: int
-    x: float
-    config: RunConfig
-    reference: bool = False  # a full-model reference line rather than a curve
-    level: float | None = None  # the IMP level of `config` this point shows
-    group: str = ""  # a facet of the section (C.5: the backbone)
-    request: Request | None = None  # what the point reads beyond the params' execution defaults
 
 
 class Section:
@@ -85,34 +69,34 @@ class Section:
         along training, figure 11's second toy backbone); the page draws them once they are in the store."""
         return []
 
-    def subset_points(self, page, series: tuple, sparsity: float) -> list[Point]:
+    def subset_points(self, results: Results, series: tuple, sparsity: float) -> list[Point]:
         """The points whose OOD scores split by subset (analysis.subsets): the page's points of
         `series`, its full models and its subnetworks at `sparsity`."""
-        return [p for p in page.points if p.task in page.tasks and p.series in series
+        return [p for p in results.points if p.task in results.tasks and p.series in series
                 and (p.reference or abs(p.x - sparsity) < 1e-9)]
 
-    def figure(self, page) -> list:
+    def figure(self, results: Results) -> list:
         """Metric vs sparsity, mean +- std over seeds, full models as dashed lines."""
-        return [plots.sparsity_figure(page.frame, self.figure_title, synthetic=page.synthetic)]
+        return [plots.sparsity_figure(results.frame, self.figure_title, synthetic=results.synthetic)]
 
-    def table(self, page):
+    def table(self, results: Results):
         """Mean +- std over seeds per task, series and x."""
-        return plots.table(page.frame)
+        return plots.table(results.frame)
 
     def claims_for(self, params) -> tuple:
         """Every claim the page judges (some take a setting of the params file)."""
         return (*self.claims, *self.reference_claims)
 
-    def judge(self, page) -> list:
+    def judge(self, results: Results) -> list:
         """The section's claims judged on the page's tasks (Verdict records)."""
-        return page.judge(self.claims, page.frame, page.tasks)
+        return claims.judge(results, self.claims)
 
-    def judged_at(self, page) -> str:
+    def judged_at(self, results: Results) -> str:
         """Markdown: where the page's verdicts are judged, where a reader could take it for another
         point of its figure ("": nowhere else)."""
         return ""
 
-    def remarks(self, page) -> str:
+    def remarks(self, results: Results) -> str:
         """Markdown: what the page's figure does not say by itself ("": nothing)."""
         return ""
 

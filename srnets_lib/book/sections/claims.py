@@ -17,10 +17,12 @@ A claim holds only when its mean clears every threshold by verdict.MARGIN (1 poi
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pandas as pd
 
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, with_seed_margins
+from srnets_lib.book.sections.results import Results
 from srnets_lib.book.sections.series import POE, STD
 
 LEARNED = 0.8
@@ -30,6 +32,19 @@ GAIN = 0.01
 COMPETITIVE = 0.9
 NEARLY_ALL = 0.9
 EARLY = (0.98, 0.02)
+
+
+def judge(results: Results, claims, df: pd.DataFrame | None = None, tasks: list | None = None) -> list[Verdict]:
+    """`claims` evaluated on `df`'s rows of `tasks` (None: the page's frame, its tasks), per group of
+    the page's points (C.5: per backbone); a page asked for its sparsities judges only those."""
+    if results.asked:
+        claims = [c for c in (claim.at(results.sparsities) for claim in claims) if c is not None]
+    df, tasks = results.frame if df is None else df, results.tasks if tasks is None else tasks
+    verdicts = []
+    for group in dict.fromkeys(p.group for p in results.points):
+        rows = df[df.group == group]
+        verdicts += [replace(v, group=group) for claim in claims for v in claim.evaluate(rows, tasks)]
+    return verdicts
 
 
 class Claim:

@@ -13,7 +13,7 @@ from srnets_lib.data.load import load_task
 from srnets_lib.store.runs import Run, failure
 from srnets_lib.book import columns
 from srnets_lib.book.columns import COLUMNS
-from srnets_lib.book.sections.base import Point
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.noise import Predictions
 
 

@@ -3,7 +3,8 @@ training and IMP with the std or the PoE loss."""
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.base import Point, Section, levels, references
+from srnets_lib.book.sections.base import Section, levels, references
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD, imp, mask
 

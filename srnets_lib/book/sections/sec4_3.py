@@ -4,7 +4,8 @@ found with PoE (scripts/imp/lt) and the PoE masks of section 4.2
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.base import Point, Section, levels
+from srnets_lib.book.sections.base import Section, levels
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD, mask
 

@@ -3,7 +3,8 @@ weight trained; section 4.2's PoE masks for reference."""
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import COMPETITIVE, EARLY, Claim, reference
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, share
 from srnets_lib.book.sections.series import POE, STD, full, mask

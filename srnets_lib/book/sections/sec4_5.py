@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import NEARLY_ALL, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 from srnets_lib.book.sections.series import STD

@@ -4,7 +4,8 @@ section 4.2's std fine-tuning run after t steps (the authors' mask_on_checkpoint
 from __future__ import annotations
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import EARLY, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 from srnets_lib import methods
@@ -93,8 +94,8 @@ class WhenToStart(Section):
                                     request=curves))
         return points
 
-    def figure(self, page):
-        return [plots.curve_figure(page.curves(), self.figure_title, synthetic=page.synthetic)]
+    def figure(self, results):
+        return [plots.curve_figure(results.curves(), self.figure_title, synthetic=results.synthetic)]
 
 
 SECTION = WhenToStart()

@@ -5,7 +5,9 @@ initialisation and the schedule's start."""
 from __future__ import annotations
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections.base import Point, Section
+from srnets_lib.book.sections import claims
+from srnets_lib.book.sections.base import Section
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import LEARNED, Claim
 from srnets_lib.book.sections.verdict import Measures, Statement, pct
 from srnets_lib.book.sections.series import STD
@@ -82,32 +84,32 @@ class GradualSparsity(Section):
                    for start in recipes.p.sections.sec5_2.table5_inits if start != 0.7 or epochs not in budgets]
         return points + ([Point("fixed", task, seed, epochs, fixed(epochs))] if epochs not in budgets else [])
 
-    def judge(self, page):
+    def judge(self, results):
         """The claim at table 5's epochs (sections.sec5_2.table5_epochs)."""
-        return page.judge(self.claims_for(page.params), page.frame, page.tasks)
+        return claims.judge(results, self.claims_for(results.params))
 
-    def judged_at(self, page) -> str:
+    def judged_at(self, results) -> str:
         """The verdict reads table 5's epochs (the caption's), not figure 8's other budget."""
-        chosen = page.params.sections.sec5_2
+        chosen = results.params.sections.sec5_2
         per = "; ".join(f"{t} at {chosen.table5_epochs[t]:g} epochs (the figure draws "
-                        f"{' and '.join(f'{e:g}' for e in chosen.epochs[t])})" for t in page.tasks)
+                        f"{' and '.join(f'{e:g}' for e in chosen.epochs[t])})" for t in results.tasks)
         return (f"**Where the verdict is judged:** at table 5's epochs, those of its caption, where the paper "
                 f"prints both fixed and gradual: {per}. The figure's other budget is drawn, not judged.")
 
     def claims_for(self, params) -> tuple:
         return (GradualVsFixed(params.sections.sec5_2.table5_epochs),)
 
-    def figure(self, page):
+    def figure(self, results):
         """Figure 8: fixed and gradual 0.7 -> 0.9 against the mask-training epochs, with the std full model."""
-        df = page.frame
+        df = results.frame
         shown = df[df.series.isin(["fixed", GRADUAL]) | df.reference.astype(bool)]
         if shown.empty:
             return []
-        return [plots.sparsity_figure(shown, self.figure_title, xlabel=self.x_name, synthetic=page.synthetic)]
+        return [plots.sparsity_figure(shown, self.figure_title, xlabel=self.x_name, synthetic=results.synthetic)]
 
-    def table(self, page):
+    def table(self, results):
         """Table 5's ablation: every variant at the caption's epochs (sections.sec5_2.table5_epochs)."""
-        df, epochs = page.frame, page.params.sections.sec5_2.table5_epochs
+        df, epochs = results.frame, results.params.sections.sec5_2.table5_epochs
         at_caption = [bool(r) or x == epochs[t] for r, x, t in zip(df.reference, df.x, df.task)]
         return plots.table(df[at_caption], index=("task", "series"))
 

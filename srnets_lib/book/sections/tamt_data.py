@@ -7,8 +7,8 @@ seeds of its script (params tamt.reduced_data)."""
 from __future__ import annotations
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections.base import Point
 from srnets_lib.book.sections.claims import GAIN
+from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.tamt import FULL, SERIES, TamtSection, scores_only
 from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
 
@@ -47,18 +47,18 @@ class ReducedData(TamtSection):
                 ("IMP", [(recipes.tamt_imp(seed), s) for seed in seeds]),
                 ("OMP", [(recipes.oneshot("omp", s, seeds[0]), None)])]
 
-    def figure(self, page):
-        df = scores_only(page.frame)
-        return [plots.sparsity_figure(df, self.figure_title, xlabel=self.x_name, synthetic=page.synthetic)]
+    def figure(self, results):
+        df = scores_only(results.frame)
+        return [plots.sparsity_figure(df, self.figure_title, xlabel=self.x_name, synthetic=results.synthetic)]
 
-    def table(self, page):
-        return plots.table(scores_only(page.frame), index=("task", "series", "x"))
+    def table(self, results):
+        return plots.table(scores_only(results.frame), index=("task", "series", "x"))
 
-    def judge(self, page) -> list[Verdict]:
+    def judge(self, results) -> list[Verdict]:
         verdicts = []
-        for task in page.tasks:
-            m = Measures(page.frame, task)
-            for size in page.params.tamt.reduced_data.sizes.get(task, []):  # a size without runs: not measurable
+        for task in results.tasks:
+            m = Measures(results.frame, task)
+            for size in results.params.tamt.reduced_data.sizes.get(task, []):  # a size without runs: not measurable
                 for series in SHOWN[:2]:
                     verdicts.append(_advantage(m, series, size))
         return verdicts

@@ -9,58 +9,13 @@ from __future__ import annotations
 import pandas as pd
 
 from srnets_lib.book import plots
+from srnets_lib.book.sections import claims, noise
+from srnets_lib.book.sections.point import Point
+from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, TamtSection, judged_rows, scores_only, subnetworks
+from srnets_lib.book.sections.tamt_figures import score_figure
+from srnets_lib.book.sections.tamt_score_claims import AboveMagnitude
+from srnets_lib.book.sections.verdict import Verdict
 from srnets_lib.settings.recipes import Recipes
-from srnets_lib.book.sections.base import Point
-from srnets_lib.book.sections.claims import GAIN, Claim
-from srnets_lib.book.sections.tamt import (FULL, MAGNITUDE, PROBE_TASK, SERIES, TamtSection, fewest, judged_rows,
-                                           overall_scores, runs_behind, score_figure, scores_only, subnetworks)
-from srnets_lib.book.sections import noise
-from srnets_lib.book.sections.verdict import Statement, Verdict, pct
-
-ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
-                  "at 60-90% sparsity, mean score over tasks > OMP's + GAIN and > IMP's + GAIN", {"GAIN": GAIN})
-
-
-CLAIMED = (0.6, 0.9)  # TAMT section 4.2.1: an advantage over IMP "across 60%~90% sparsity"
-
-
-class AboveMagnitude(Claim):
-    """TAMT sections 4.2.1 and 5: at each sparsity of the range the paper claims (CLAIMED), each
-    objective's mean score over the tasks is above OMP's and IMP's (by more than GAIN)."""
-
-    def evaluate(self, df, tasks=None) -> list[Verdict]:
-        scores, runs = overall_scores(df), runs_behind(df) if not df.empty else pd.Series(dtype=int)
-        objectives = [s for s in SERIES.values() if s in set(df.series)] or list(SERIES.values())
-        xs = sorted({x for (series, x) in scores if series in objectives
-                     and CLAIMED[0] - 1e-9 <= x <= CLAIMED[1] + 1e-9})
-        return [self._at(df, scores, series, x, fewest(runs, [(s, x) for s in (series, *MAGNITUDE)]))
-                for series in objectives for x in xs]
-
-    @staticmethod
-    def _values(scores: dict, series: str, x: float) -> dict | None:
-        values = {name: scores.get((name, x)) for name in (series, *MAGNITUDE)}
-        return None if any(v is None for v in values.values()) else values
-
-    @classmethod
-    def _parts(cls, scores: dict, series: str, x: float) -> dict | None:
-        """The rule's parts: the series' mean score over tasks above each magnitude baseline's + GAIN."""
-        values = cls._values(scores, series, x)
-        return None if values is None else {f"above {m}": values[series] - values[m] - GAIN for m in MAGNITUDE}
-
-    @classmethod
-    def _at(cls, df: pd.DataFrame, scores: dict, series: str, x: float, seeds: int) -> Verdict:
-        subject = f"mean over tasks, {series} at sparsity {x:g}"
-        values = cls._values(scores, series, x)
-        if values is None:
-            return ABOVE.unmeasurable("all", subject)
-        parts = cls._parts(scores, series, x)
-        measured = f"{series} {pct(values[series])}, " + ", ".join(f"{m} {pct(values[m])}" for m in MAGNITUDE)
-        each = [cls._parts(overall_scores(df[df.seed == s]), series, x) for s in sorted(set(df.seed))]
-        return ABOVE.judged("all", subject, min(parts.values()) > 0, parts,
-                            values={k: float(v) for k, v in values.items()}, measured=measured, seeds=seeds,
-                            seed_margins=tuple(None if p is None else min(p.values()) for p in each) if len(each) > 1
-                            else (), seed_parts=tuple(each) if len(each) > 1 else ())
-
 
 class Transfer(TamtSection):
     name, number, title = "tamt_transfer", "TAMT 4.2.1, A.2", "Task-agnostic subnetworks, fine-tuned on each task"
@@ -104,35 +59,35 @@ class Transfer(TamtSection):
                            for n in found]
         return points
 
-    def figure(self, page):
+    def figure(self, results):
         """Per backbone: one panel per task and one for the mean over tasks, ID score vs sparsity
         (a bar per series where each has one sparsity); with two backbones or more, figure 11."""
-        groups = list(dict.fromkeys(page.frame.group))
-        figures = [score_figure(page, self._title(group), "sparsity", page.frame[page.frame.group == group])
+        groups = list(dict.fromkeys(results.frame.group))
+        figures = [score_figure(results, self._title(group), "sparsity", results.frame[results.frame.group == group])
                    for group in groups]
-        return figures + ([self.backbones_figure(page)] if len(groups) > 1 else [])
+        return figures + ([self.backbones_figure(results)] if len(groups) > 1 else [])
 
-    def backbones_figure(self, page):
+    def backbones_figure(self, results):
         """Figure 11 (appendix A.2): each backbone's OMP subnetworks and full model, per task and the
         mean over tasks."""
-        name = page.params.run("corpus", "omp", "mlm", sparsity=0.5).backbone
-        rows = page.frame[page.frame.series.isin(["OMP", FULL])]
+        name = results.params.run("corpus", "omp", "mlm", sparsity=0.5).backbone
+        rows = results.frame[results.frame.series.isin(["OMP", FULL])]
         rows = rows.assign(series=[f"{s}, {g or name}" for s, g in zip(rows.series, rows.group)], group="")
-        return score_figure(page, "OMP subnetworks and full models of each backbone (cf. TAMT figure 11)", "sparsity",
+        return score_figure(results, "OMP subnetworks and full models of each backbone (cf. TAMT figure 11)", "sparsity",
                             rows.assign(reference=rows.series.str.startswith(FULL)))
 
     def _title(self, group: str) -> str:
         return self.figure_title if not group else f"Downstream score of task-agnostic {group} subnetworks (cf. TAMT figure 4)"
 
-    def table(self, page):
-        index = ("group", "task", "series", "x") if page.frame.group.nunique() > 1 else ("task", "series", "x")
-        return plots.table(scores_only(page.frame), index=index)
+    def table(self, results):
+        index = ("group", "task", "series", "x") if results.frame.group.nunique() > 1 else ("task", "series", "x")
+        return plots.table(scores_only(results.frame), index=index)
 
-    def remarks(self, page) -> str:
+    def remarks(self, results) -> str:
         """The tasks on which no two subnetworks' scores differ by more than twice the standard error
         of their difference (from their stored predictions) at any sparsity, random pruning included:
         such a task separates no method, and its panel's spread is noise."""
-        rows = scores_only(judged_rows(page))
+        rows = scores_only(judged_rows(results))
         rows = rows[~rows.reference.astype(bool) & (rows.task != PROBE_TASK)] if not rows.empty else rows
         flat = []
         for (group, task), of_task in (rows.groupby(["group", "task"], sort=False) if not rows.empty else []):
@@ -147,9 +102,9 @@ class Transfer(TamtSection):
                 f"within twice the standard error of their differences (from the stored predictions){rand}; "
                 "differences on that panel are noise.")
 
-    def judge(self, page) -> list[Verdict]:
+    def judge(self, results) -> list[Verdict]:
         """The claims on the page's own points (not the opt-in backbones'), as the scorecard judges them."""
-        return page.judge(self.claims, judged_rows(page), page.tasks)
+        return claims.judge(results, self.claims, judged_rows(results), results.tasks)
 
 
 def separation(rows: pd.DataFrame) -> tuple[bool, float] | None:
