@@ -71,7 +71,7 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 
 # the layers, bottom up: a module imports only from its own package and the ones before it
 # (srnets_lib/__init__.py holds ALGORITHM_VERSION only: the bottom)
-LAYERS = ("srnets_lib", "paths", "metrics", "data", "model", "engine", "methods", "settings", "store", "training",
+LAYERS = ("srnets_lib", "paths", "hparams", "metrics", "data", "model", "engine", "methods", "settings", "store", "training",
           "sweeps", "book", "export", "tools", "__main__")
 
 

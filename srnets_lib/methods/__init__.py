@@ -7,7 +7,8 @@
   head         only a model's head, the backbone frozen (the toy's MLM head) head.py
 
 The one training loop (fit.py) calls the hooks of `Method` (base.py); a new method is one
-module defining a subclass plus one entry in METHODS.
+module defining a subclass (and the settings group of its own settings, hparams.py: RunConfig
+gains its fields from the registry) plus one entry in METHODS.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ METHODS: dict[str, type[Method]] = {
     "finetune": Finetune, "mask": MaskTraining, "imp": IMP, "imp-rw": IMPRewound, "omp": OMP, "random": RandomPruning,
     "head": Head,
 }
+
+
+def groups() -> list:
+    """Every method's settings groups (hparams.py), in registry order: RunConfig composes them."""
+    return list(dict.fromkeys(g for method in METHODS.values() for g in method.groups))
 
 
 def get(name: str) -> type[Method]:
@@ -49,4 +55,4 @@ def create(config, train_rows: int) -> Method:
     return cls(config, cls.schedule(config, train_rows))
 
 
-__all__ = ["METHODS", "Method", "create", "get", "planned_schedule", "schedule"]
+__all__ = ["METHODS", "Method", "create", "get", "groups", "planned_schedule", "schedule"]

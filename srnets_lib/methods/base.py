@@ -14,6 +14,8 @@ from typing import Callable, ClassVar
 
 import torch
 
+from srnets_lib import hparams
+from srnets_lib.hparams import Group
 from srnets_lib.methods.schedule import Schedule
 
 
@@ -21,8 +23,9 @@ class Method:
     prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
     gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
     levels: ClassVar[bool] = False  # its run keeps a mask per sparsity level (IMP)
-    # RunConfig fields only this method reads: another method's run must leave them at their default
-    settings: ClassVar[tuple[str, ...]] = ()
+    # the settings groups this method reads beyond the common ones (hparams.py): its own, declared in its
+    # module, or one it shares; a run of another method must leave them at their defaults
+    groups: ClassVar[tuple[type[Group], ...]] = ()
 
     def __init__(self, config, schedule: Schedule):
         self.config, self.schedule = config, schedule
@@ -31,13 +34,11 @@ class Method:
     @classmethod
     def check(cls, config) -> None:
         """Raise ValueError naming the field when `config` is not a valid run of this method: it
-        sets another method's own setting (`settings`), or its own rules refuse it (`validate`)."""
-        for other in sorted(_every(Method) - {cls, *cls.__mro__}, key=lambda k: k.__name__):
-            owner = next(k for k in other.__mro__ if "settings" in vars(k))  # the class that declares them
-            for field in sorted(set(other.settings) - set(cls.settings)):
-                if getattr(config, field) != type(config).model_fields[field].default:
-                    raise ValueError(f"{field}={getattr(config, field)} is method {owner.__name__}'s setting: "
-                                     f"method={config.method} does not read it")
+        sets a setting of another method's group (`groups`), or its own rules refuse it (`validate`)."""
+        found = hparams.foreign(cls, _every(Method), config)
+        if found:
+            name, value, owner = found
+            raise ValueError(f"{name}={value} is method {owner.__name__}'s setting: method={config.method} does not read it")
         cls.validate(config)
 
     @classmethod

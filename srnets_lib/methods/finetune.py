@@ -3,13 +3,24 @@
 
 from __future__ import annotations
 
+from srnets_lib.hparams import Group
 from srnets_lib.model import backbones
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 
 
+class FinalSelection(Group):
+    """Whether the evaluation after the last step may be selected: fine-tuning's and mask training's (appendix B.3.3)."""
+
+    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps,
+    # the last where none is (fine-tuning and mask training): Part I's trainer.py and mask_trainer.py keep the
+    # best at `global_step % logging_steps == 0` and run_glue.py / mask_run_glue.py reload it; TAMT's
+    # glue_trans*.py / squad_trans*.py record the last, never compare it
+    select_final: bool = True
+
+
 class Finetune(Method):
-    settings = ("select_final",)
+    groups = (FinalSelection,)
 
     @classmethod
     def validate(cls, config) -> None:

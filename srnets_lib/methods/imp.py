@@ -34,11 +34,17 @@ figures (imp std and imp poe differ) imply.
 
 from __future__ import annotations
 
+from typing import Literal, Optional
+
+from pydantic import Field
+
+from srnets_lib.hparams import Group
 from srnets_lib.model import backbones, pruning
 from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 from srnets_lib.methods.finetune import Finetune
+from srnets_lib.methods.oneshot import RoundingSettings
 
 
 def level(k: int, delta_s: float) -> float:
@@ -46,11 +52,25 @@ def level(k: int, delta_s: float) -> float:
     return round(k * delta_s, 6)
 
 
+class IMPSettings(Group):
+    """What IMP prunes by, how often, and whether it rewinds (algorithm 1; TAMT section 4.1)."""
+
+    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
+    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
+    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
+    imp_rewind: bool = False
+    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
+    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
+    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
+    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
+    imp_objective: Literal["loss", "cross_entropy"] = "loss"
+
+
 class IMP(Method):
     prunes = True
     levels = True  # every sparsity level of the run is kept (its mask and predictions)
     picks_level = False  # its dependents read one level's mask (imp-rw: section 4.3)
-    settings = ("imp_objective", "imp_rewind", "imp_interval", "prune_rounding")
+    groups = (IMPSettings, RoundingSettings)
 
     @classmethod
     def validate(cls, config) -> None:

@@ -5,19 +5,39 @@ to meet the scheduled sparsity: fixed, or cubic from s_init (section 5.2)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 
+from srnets_lib.hparams import Group
 from srnets_lib.model import backbones, pruning
 from srnets_lib.methods import schedule
 from srnets_lib.methods import sparsity as sparsity_schedules
 from srnets_lib.methods.base import Method
+from srnets_lib.methods.finetune import FinalSelection
+
+
+class MaskTrainingSettings(Group):
+    """How mask training initialises its mask and resets its thresholds (algorithm 2)."""
+
+    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
+    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
+    hard_init_ties: Literal["exact", "authors"] = "exact"
+    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
+    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
+    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
+    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
+    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
+    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
+    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
+    threshold_reset_on_best: bool = False
 
 
 class MaskTraining(Method):
     prunes = True
 
     gradual = True
-    settings = ("threshold_reset_on_best", "select_final", "threshold_reset_steps", "hard_init_ties")
+    groups = (MaskTrainingSettings, FinalSelection)
 
     @classmethod
     def validate(cls, config) -> None:

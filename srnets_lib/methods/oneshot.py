@@ -3,17 +3,29 @@ hard-init mask of mask training) and the random baseline. Evaluated once."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 
+from srnets_lib.hparams import Group
 from srnets_lib.model import backbones, pruning
 from srnets_lib.model.pruning import magnitude
 from srnets_lib.methods import schedule
 from srnets_lib.methods.base import Method
 
 
+class RoundingSettings(Group):
+    """How many entries a magnitude or random pruning removes: OMP's, random pruning's and IMP's."""
+
+    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
+    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
+    # authors': LT_pretrain.py:400, 521; trainer_imp.py:436-439; oneshot.py:43-49)
+    prune_rounding: Literal["floor", "torch"] = "floor"
+
+
 class OneShot(Method):
     prunes = True
-    settings = ("prune_rounding",)
+    groups = (RoundingSettings,)
 
     @classmethod
     def schedule(cls, config, train_rows):

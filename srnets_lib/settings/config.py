@@ -15,12 +15,13 @@ import hashlib
 import json
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, create_model, model_validator
 
-from srnets_lib import ALGORITHM_VERSION, methods
+from srnets_lib import ALGORITHM_VERSION, hparams, methods
 from srnets_lib.data.tasks import spec
 from srnets_lib.engine import kinds, losses
 from srnets_lib.engine.kinds.corpus import OBJECTIVES
+from srnets_lib.hparams import Group
 
 Task = Literal["nli", "paraphrase", "factcheck"]  # the SRNets paper's tasks (section 4.1)
 TamtTask = Literal["cola", "sst2", "rte", "mrpc", "stsb", "mnli", "squad"]  # TAMT's downstream tasks (section 4.1)
@@ -34,12 +35,7 @@ MethodName = Literal[tuple(methods.METHODS)]
 METHODS: tuple[str, ...] = MethodName.__args__
 
 
-class _Frozen(BaseModel):
-    # allow_inf_nan: `epochs: .inf` would pass `gt=0`, then overflow counting steps
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class DataConfig(_Frozen):
+class DataConfig(Group):
     """Where a task's data come from (section 4.1) and how much of it is used."""
 
     source: Literal["synthetic", "hub", "local"] = "synthetic"
@@ -95,7 +91,7 @@ class DataConfig(_Frozen):
         return self
 
 
-class PruningSettings(_Frozen):
+class PruningSettings(Group):
     """How a run prunes (appendix A.1, table 4): the sparsity and its schedule, mask training's
     initialisation and threshold resets, IMP's levels and what a pruning removes; RunConfig's own."""
 
@@ -113,36 +109,13 @@ class PruningSettings(_Frozen):
     # pruned, reset skipped when the k-th score is the maximum): pruning/masks.py
     threshold_ties: Literal["exact", "authors"] = "exact"
     alpha: float = Field(2.0, ge=1)
-    # hard init's ties at the k-th smallest |W|: exactly k pruned, ties broken by position (ours), or every
-    # entry tied with it pruned too (the authors': masking/maskers.py:171-176, `_weight_abs > kthvalue`)
-    hard_init_ties: Literal["exact", "authors"] = "exact"
-    # when mask training resets its thresholds (and evaluates): every eval_interval steps and the last
-    # (algorithm 2, ours and mask_trainer*.py), or train_kd: after update 1 and each update t with
-    # (t + 1) % eval_interval == 0, and the last (TAMT-KD's mask_training/train_kd.py:1082, 1126)
-    threshold_reset_steps: Literal["interval", "train_kd"] = "interval"
-    # after each new best checkpoint, reset the thresholds to the schedule's initial sparsity until
-    # the next evaluation (the authors' mask_trainer.py, line 699, read by the forward pass: gradual
-    # runs train at s_init for up to eval_interval steps after each new best; fixed runs: no effect)
-    threshold_reset_on_best: bool = False
     imp_delta_s: float = Field(0.1, gt=0, lt=1)
     imp_delta_t: float = Field(0.1, gt=0, le=1)
-    # rewind the backbone (not the task or MLM head) to its initial weights after every pruning: IMP on
-    # the MLM objective as TAMT section 4.1 describes it (imp_and_fine_tune/LT_pretrain.py of llyx97/TAMT
-    # never rewinds as run: its rewind aliases the live weights, lines 397, 528-530)
-    imp_rewind: bool = False
-    # how many entries IMP, OMP and random pruning remove (model/pruning/magnitude.py): floor(n s) (ours), or
-    # torch: torch.nn.utils.prune's round(amount x survivors) per pruning, IMP's amount 1 / (10 - j) (the
-    # authors': LT_pretrain.py:400, 521; trainer_imp.py:436-439; oneshot.py:43-49)
-    prune_rounding: Literal["floor", "torch"] = "floor"
-    imp_interval: Optional[int] = Field(None, gt=0)  # prune every this many steps instead (TAMT figure 6's prun_step)
-    # what IMP's weight updates minimise: the run's `loss` (section 4.2: IMP with the PoE loss), or
-    # cross-entropy whatever the loss (the authors' stored trainer_imp.py calls the model without its
-    # loss function, lines 789-797; the run still reads the bias predictions' training rows)
-    imp_objective: Literal["loss", "cross_entropy"] = "loss"
 
 
-class RunConfig(PruningSettings):
-    """One training run: full fine-tuning, mask training or IMP (sections 3.2, 4)."""
+class CommonSettings(PruningSettings):
+    """What every run has, whatever its method and task kind: RunConfig adds the settings groups the
+    methods and kinds declare (hparams.py)."""
 
     task: AnyTask
     method: MethodName = "finetune"
@@ -184,42 +157,15 @@ class RunConfig(PruningSettings):
     # batches: dynamic = padded to their longest pair, in length-grouped batches (ours, far less
     # compute); max_length = every pair padded to max_length, random batches (the authors')
     padding: Literal["dynamic", "max_length"] = "dynamic"
-    # the corpus's own settings (TAMT section 3.4.3; engine/kinds/corpus.py, which alone reads them).
-    # kd_data: what TAMT-KD trains on and the held-out KD loss reads: the MLM's contiguous blocks
-    # (ours), or the authors' KD data, one instance per run of paragraphs padded to max_length with
-    # one token altered (mask_training/pregenerate_training_data.py --one_seq); kd_loss_padding: the
-    # KD loss averages over padded positions too (theirs: train_kd.py, eval_kd.py); kd_teacher_dropout:
-    # the KD teacher keeps dropout on (train_kd.py never calls its eval()); kd_eval_loss: the held-out
-    # KD loss is equation 6's cosine, or eval_kd.py's default full_mse; mlm_unk_targets: [UNK] may be an
-    # MLM target (their mask_tokens excludes only [CLS], [SEP] and padding)
-    kd_data: Literal["blocks", "paragraphs"] = "blocks"
-    kd_loss_padding: bool = False
-    kd_teacher_dropout: bool = False
-    kd_eval_loss: Literal["cosine", "mse"] = "cosine"
-    mlm_unk_targets: bool = False
-    # drop_last: a batch smaller than batch_size is skipped (floor(n / b) steps an epoch, the lr decaying over
-    # int(epochs n / b)), as train_kd.py:951-952 (828-829) does; eval_loss_batch: the held-out losses as the
-    # mean of per-batch means over batches of this many (eval_kd.py:312-314; eval_mlm.py, the HF Trainer's
-    # prediction loop; their --eval_batch_size 16), None: the mean over the held-out examples
-    drop_last: bool = False
-    eval_loss_batch: Optional[int] = Field(None, gt=0)
     # checkpoint selection (appendix B.3.3)
     # last: no selection, the model after the last step (task-agnostic runs: TAMT section 4.1)
     select: Literal["best", "best_after_0.7", "last"] = "best"
     # only checkpoints at the target sparsity may be selected (ours); False: any after the select
     # rule's start, as the authors' gradual runs (their ramp ends at the last step)
     select_at_target: bool = True
-    # the evaluation after the last step may be selected (ours); false: only those every eval_interval steps,
-    # the last where none is (fine-tuning and mask training): Part I's trainer.py and mask_trainer.py keep the
-    # best at `global_step % logging_steps == 0` and run_glue.py / mask_run_glue.py reload it; TAMT's
-    # glue_trans*.py / squad_trans*.py record the last, never compare it
-    select_final: bool = True
     # the dev metric checkpoints are selected on; None: the task's own (its `dev` score, the one
     # reported). "accuracy" on QQP: the authors' 5.1 scripts as they ran (a misspelled flag)
     select_metric: Optional[str] = None
-    # the metric of the dev score, selected on and reported; None: the task's. max_acc_acc_and_f1 on MRPC: the
-    # larger of accuracy and acc_and_f1 at each evaluation, which the authors' glue_trans.py:425 keeps and reports
-    dev_metric: Optional[str] = None
     # dependencies: None means the pre-trained backbone
     init_from: Optional["RunConfig"] = None  # start from this run's weights (theta_ft)
     init_step: Optional[int] = None  # ...as they were after this many steps (section 5.1)
@@ -279,6 +225,18 @@ class RunConfig(PruningSettings):
 
     def key(self) -> str:
         return run_key(self)
+
+
+def compose(groups) -> type[CommonSettings]:
+    """The run configuration with the flat fields of `groups` beside the common ones (hparams.fields)."""
+    return create_model("RunConfig", __base__=CommonSettings, __module__=__name__,
+                        __doc__="One training run: full fine-tuning, mask training or IMP (sections 3.2, 4).",
+                        **hparams.fields(groups))
+
+
+# every registered method's and task kind's settings groups (methods.groups, kinds.groups)
+RunConfig = compose(methods.groups() + kinds.groups())
+RunConfig.model_rebuild()
 
 
 def check_dependencies(run: RunConfig) -> None:

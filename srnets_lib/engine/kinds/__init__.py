@@ -14,9 +14,14 @@ KINDS: dict[str, type[TaskKind]] = {"classify": Classification, "regress": Class
                                     "corpus": Corpus}
 
 
+def groups() -> list:
+    """Every kind's settings groups (hparams.py), in registry order: RunConfig composes them."""
+    return list(dict.fromkeys(g for kind in KINDS.values() for g in kind.groups))
+
+
 def of(task: str) -> type[TaskKind]:
     """The kind of `task` (its TaskSpec's)."""
     return KINDS[spec(task).kind]
 
 
-__all__ = ["Batches", "Evaluator", "KINDS", "Objective", "Parts", "TaskKind", "of"]
+__all__ = ["Batches", "Evaluator", "KINDS", "Objective", "Parts", "TaskKind", "groups", "of"]

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Protocol
 
 import torch
 
+from srnets_lib import hparams
 from srnets_lib.data.tasks import planned_train_rows
+from srnets_lib.hparams import Group
 
 if TYPE_CHECKING:  # types only: the settings import this layer
     from srnets_lib.settings.config import RunConfig
@@ -86,19 +88,20 @@ class TaskKind:
     pipeline_tag: ClassVar[str]
     example_inputs: ClassVar[str]
     stores_predictions: ClassVar[bool] = False
-    # RunConfig fields only this kind's runs read: a run of another kind must leave them at their default
-    settings: ClassVar[tuple[str, ...]] = ()
+    # the settings groups only this kind's runs read (hparams.py), declared in its module: a run of
+    # another kind must leave them at their defaults
+    groups: ClassVar[tuple[type[Group], ...]] = ()
 
     @classmethod
     def validate(cls, config: RunConfig) -> None:
         if config.loss not in cls.losses:
             raise ValueError(f"loss={config.loss} does not go with task={config.task} ({cls.name}): it trains "
                              f"with {', '.join(cls.losses)}")
-        for other in _every(TaskKind) - {cls, *cls.__mro__}:
-            for field in set(other.settings) - set(cls.settings):
-                if getattr(config, field) != type(config).model_fields[field].default:
-                    raise ValueError(f"{field}={getattr(config, field)} is a setting of the {other.name} kind: "
-                                     f"task={config.task} ({cls.name}) does not read it")
+        found = hparams.foreign(cls, _every(TaskKind), config)
+        if found:
+            name, value, owner = found
+            raise ValueError(f"{name}={value} is a setting of the {owner.name} kind: task={config.task} ({cls.name}) "
+                             "does not read it")
 
     @classmethod
     def planned_rows(cls, config: RunConfig) -> int:

@@ -22,6 +22,8 @@ Both run eagerly (never compiled, also on CUDA).
 
 from __future__ import annotations
 
+from typing import Literal, Optional
+
 import copy
 import itertools
 
@@ -29,6 +31,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pydantic import Field
+
+from srnets_lib.hparams import Group
 from srnets_lib.data import corpus, kd
 from srnets_lib.data.encode import Encoded, collate
 from srnets_lib.model import backbones
@@ -40,6 +45,30 @@ IGNORE = -100
 OBJECTIVES = {"mlm": ("mlm",), "kd": ("kd",), "mlm+kd": ("mlm", "kd")}  # loss name -> its terms
 
 
+class CorpusSettings(Group):
+    """The corpus's own settings (TAMT section 3.4.3): what TAMT-KD trains on and how the
+    held-out losses are measured."""
+
+    # kd_data: what TAMT-KD trains on and the held-out KD loss reads: the MLM's contiguous blocks
+    # (ours), or the authors' KD data, one instance per run of paragraphs padded to max_length with
+    # one token altered (mask_training/pregenerate_training_data.py --one_seq); kd_loss_padding: the
+    # KD loss averages over padded positions too (theirs: train_kd.py, eval_kd.py); kd_teacher_dropout:
+    # the KD teacher keeps dropout on (train_kd.py never calls its eval()); kd_eval_loss: the held-out
+    # KD loss is equation 6's cosine, or eval_kd.py's default full_mse; mlm_unk_targets: [UNK] may be an
+    # MLM target (their mask_tokens excludes only [CLS], [SEP] and padding)
+    kd_data: Literal["blocks", "paragraphs"] = "blocks"
+    kd_loss_padding: bool = False
+    kd_teacher_dropout: bool = False
+    kd_eval_loss: Literal["cosine", "mse"] = "cosine"
+    mlm_unk_targets: bool = False
+    # drop_last: a batch smaller than batch_size is skipped (floor(n / b) steps an epoch, the lr decaying over
+    # int(epochs n / b)), as train_kd.py:951-952 (828-829) does; eval_loss_batch: the held-out losses as the
+    # mean of per-batch means over batches of this many (eval_kd.py:312-314; eval_mlm.py, the HF Trainer's
+    # prediction loop; their --eval_batch_size 16), None: the mean over the held-out examples
+    drop_last: bool = False
+    eval_loss_batch: Optional[int] = Field(None, gt=0)
+
+
 class Corpus(TaskKind):
     name = "corpus"
     losses = tuple(OBJECTIVES)
@@ -47,8 +76,7 @@ class Corpus(TaskKind):
     auto_class, pipeline_tag = "AutoModelForMaskedLM", "fill-mask"
     lengths = "full"  # contiguous blocks of max_length tokens (KD instances: padded to it)
     example_inputs = 'tokenizer("a text with a [MASK] token", truncation=True, return_tensors="pt")'
-    settings = ("kd_data", "kd_loss_padding", "kd_teacher_dropout", "kd_eval_loss", "mlm_unk_targets", "drop_last",
-                "eval_loss_batch")
+    groups = (CorpusSettings,)
 
     @classmethod
     def validate(cls, config):

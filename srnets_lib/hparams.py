@@ -1,0 +1,47 @@
+"""Settings groups, as open_lth's hparams: a plugin (a method, methods/; a task kind, engine/kinds/)
+declares the run settings only it reads as a small frozen `Group` in its own module and lists the
+groups it reads (`Plugin.groups`: its own, or one another plugin of its family declares and it
+shares). settings/config.py composes every registered plugin's groups into RunConfig's flat fields
+(`fields`), so a run's key still hashes the flat names and their values; `foreign` is the one
+rule that finds a setting of a group the run's own plugin does not read."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
+
+
+class Group(BaseModel):
+    """Settings one plugin reads (or a few of one family share); each field with its default."""
+
+    # allow_inf_nan: `epochs: .inf` would pass `gt=0`, then overflow counting steps
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def fields(groups: Iterable[type[Group]]) -> dict[str, tuple[object, FieldInfo]]:
+    """The flat fields of `groups` as pydantic.create_model takes them; a name two groups declare is refused."""
+    found: dict[str, tuple[object, FieldInfo]] = {}
+    owner: dict[str, type[Group]] = {}
+    for group in dict.fromkeys(groups):
+        for name, info in group.model_fields.items():
+            if name in owner:
+                raise ValueError(f"setting {name} is declared by {owner[name].__name__} and {group.__name__}")
+            owner[name], found[name] = group, (info.annotation, info)
+    return found
+
+
+def foreign(plugin: type, family: Iterable[type], config) -> tuple[str, object, type] | None:
+    """The first setting `config` sets away from its default of a group `plugin` does not read, with
+    the plugin of `family` that lists that group in its own class body (None: there is none): the one
+    rule by which a run refuses another plugin's settings (methods/base.py, engine/kinds/base.py)."""
+    read = set(plugin.groups)
+    for other in sorted(family, key=lambda k: k.__name__):
+        for group in vars(other).get("groups", ()):
+            if group in read:
+                continue
+            for name, info in group.model_fields.items():  # a group not composed into config's class: unset
+                if name in type(config).model_fields and getattr(config, name) != info.default:
+                    return name, getattr(config, name), other
+    return None
