@@ -3,7 +3,8 @@ declares the run settings only it reads as a small frozen `Group` in its own mod
 groups it reads (`Plugin.groups`: its own, or one another plugin of its family declares and it
 shares). settings/config.py composes every registered plugin's groups into RunConfig's flat fields
 (`fields`), so a run's key still hashes the flat names and their values; `foreign` is the one
-rule that finds a setting of a group the run's own plugin does not read."""
+rule that finds a setting of a group the run's own plugin does not read, and a plugin's hooks read
+the run through `Settings`, which holds back every other plugin's group."""
 
 from __future__ import annotations
 
@@ -45,3 +46,42 @@ def foreign(plugin: type, family: Iterable[type], config) -> tuple[str, object, 
                 if name in type(config).model_fields and getattr(config, name) != info.default:
                     return name, getattr(config, name), other
     return None
+
+
+def unread(plugin: type, family: Iterable[type]) -> frozenset[str]:
+    """The settings of the groups plugins of `family` declare in their own class bodies that
+    `plugin` does not read."""
+    read = set(plugin.groups)
+    return frozenset(name for other in family for group in vars(other).get("groups", ()) if group not in read
+                     for name in group.model_fields)
+
+
+class Settings:
+    """A run's settings as one plugin's hooks see them, never the whole RunConfig: the common
+    settings and what the run derives from them (its key, its loss, its dependencies), and the
+    settings of the groups the plugin reads. A setting of another plugin's group raises
+    AttributeError naming it (`foreign` refuses a run that sets one). Read-only; `Plugin.settings`
+    builds it (methods/base.py, engine/kinds/base.py)."""
+
+    __slots__ = ("_config", "_unread", "_reader")
+
+    def __init__(self, config, unread_names: frozenset[str], reader: str):
+        object.__setattr__(self, "_config", config)
+        object.__setattr__(self, "_unread", frozenset(unread_names))
+        object.__setattr__(self, "_reader", reader)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in Settings.__slots__:  # pickling's probes, before __init__ ran
+            raise AttributeError(name)
+        if name in self._unread:
+            raise AttributeError(f"{self._reader} does not read {name}: another plugin's setting (hparams.py)")
+        return getattr(self._config, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"a run's settings are read-only ({name})")
+
+    def __reduce__(self):
+        return Settings, (self._config, self._unread, self._reader)
+
+    def __repr__(self) -> str:
+        return f"Settings({self._reader}: {self._config!r})"

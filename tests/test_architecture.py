@@ -18,21 +18,12 @@ def name_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def typing_only(tree: ast.Module) -> set[int]:
-    """The ids of the import statements under `if TYPE_CHECKING:` (never run: annotations only)."""
-    return {id(n) for block in tree.body if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-            for n in ast.walk(block)}
-
-
 def imported(path: Path) -> list[tuple[str, bool]]:
-    """(module of this package it imports, whether inside a function) for every import of `path`
-    that runs."""
+    """(module of this package it imports, whether inside a function) for every import of `path`,
+    those under `if TYPE_CHECKING:` too (an annotation is a dependency as well)."""
     package = name_of(path) if path.name == "__init__.py" else name_of(path).rpartition(".")[0]
     found, tree = [], ast.parse(path.read_text())
-    skipped = typing_only(tree)
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         inside = getattr(node, "col_offset", 0) > 0
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""

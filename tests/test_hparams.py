@@ -2,6 +2,8 @@
 in its own module; RunConfig composes them into flat fields, so adding a method with one setting
 touches its module (and its registry line) and no other run's key."""
 
+import pickle
+
 import pytest
 from pydantic import Field, ValidationError
 
@@ -66,3 +68,21 @@ def test_a_setting_two_groups_declare_is_refused():
 
     with pytest.raises(ValueError, match="imp_rewind is declared by IMPSettings and Again"):
         hparams.fields([IMPSettings, Again])
+
+
+def test_a_hook_reads_the_common_settings_and_its_own_groups_never_the_whole_run_config():
+    config = RunConfig(task="nli", method="mask", sparsity=0.5)
+    method = methods.create(config, train_rows=64)
+    assert isinstance(method.config, hparams.Settings) and not isinstance(method.config, RunConfig)
+    assert method.config.sparsity == 0.5 and method.config.hard_init_ties == "exact"  # common; its own group's
+    assert method.config.key() == config.key()  # what the run derives from its settings
+    with pytest.raises(AttributeError, match="method MaskTraining does not read imp_rewind"):
+        method.config.imp_rewind  # IMP's
+    with pytest.raises(AttributeError, match="read-only"):
+        method.config.sparsity = 0.7
+    rewound = methods.create(RunConfig(task="nli", method="imp-rw", sparsity=0.2), train_rows=64)
+    assert rewound.config.prune_rounding == "floor" and rewound.config.imp_rewind is False  # IMP's groups, inherited
+    kind = kinds.of("nli")
+    with pytest.raises(AttributeError, match="kind does not read kd_data"):
+        kind.settings(config).kd_data  # the corpus kind's
+    assert pickle.loads(pickle.dumps(method.config)).hard_init_ties == "exact"

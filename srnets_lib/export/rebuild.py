@@ -151,10 +151,11 @@ def level_step(config: RunConfig, result: RunResult, level: float) -> int:
 def skeleton(config: RunConfig, store: Run, data, kind: type[kinds.TaskKind]):
     """The run's model as training.prepare.build_run makes it (backbone, head from its seed, the weights of
     its init_from run, masked layers and a mask_from run's mask) and its method; no training state."""
-    model = kind.load_model(config, data)
+    model = kind.load_model(kind.settings(config), data)
     if config.init_from is not None:
         store.of(config.init_from).load_weights(model, config.init_step)
-    method = methods.get(config.method)(config, None)  # declarations only: no schedule is read
+    cls = methods.get(config.method)
+    method = cls(cls.settings(config), None)  # declarations only: no schedule is read
     install_masks(model, method, store)
     return model, method
 

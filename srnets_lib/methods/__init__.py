@@ -41,18 +41,28 @@ def get(name: str) -> type[Method]:
 
 def schedule(config, train_rows: int):
     """The run's schedule (its method's)."""
-    return get(config.method).schedule(config, train_rows)
+    method = get(config.method)
+    return method.schedule(method.settings(config), train_rows)
+
+
+def describe(config) -> str:
+    """The run's sparsity as `plan` prints it (its method's)."""
+    method = get(config.method)
+    return method.describe(method.settings(config))
 
 
 def planned_schedule(config):
     """The run's schedule from its planned training-set size (its kind's: the configured or
     published one, data/tasks.py): what `plan` counts and what the paradigms read, without loading data."""
-    return schedule(config, kinds.of(config.task).planned_rows(config))
+    kind = kinds.of(config.task)
+    return schedule(config, kind.planned_rows(kind.settings(config)))
 
 
 def create(config, train_rows: int) -> Method:
+    """The run's method, its hooks reading the settings it reads (Method.settings)."""
     cls = get(config.method)
-    return cls(config, cls.schedule(config, train_rows))
+    settings = cls.settings(config)
+    return cls(settings, cls.schedule(settings, train_rows))
 
 
-__all__ = ["METHODS", "Method", "create", "get", "groups", "planned_schedule", "schedule"]
+__all__ = ["METHODS", "Method", "create", "describe", "get", "groups", "planned_schedule", "schedule"]

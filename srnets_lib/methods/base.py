@@ -15,7 +15,7 @@ from typing import Callable, ClassVar
 import torch
 
 from srnets_lib import hparams
-from srnets_lib.hparams import Group
+from srnets_lib.hparams import Group, Settings
 from srnets_lib.methods.schedule import Schedule
 
 
@@ -27,7 +27,7 @@ class Method:
     # module, or one it shares; a run of another method must leave them at their defaults
     groups: ClassVar[tuple[type[Group], ...]] = ()
 
-    def __init__(self, config, schedule: Schedule):
+    def __init__(self, config: Settings, schedule: Schedule):
         self.config, self.schedule = config, schedule
 
     # --- declarations (class level: plan and config validation read them) --------------------
@@ -39,10 +39,15 @@ class Method:
         if found:
             name, value, owner = found
             raise ValueError(f"{name}={value} is method {owner.__name__}'s setting: method={config.method} does not read it")
-        cls.validate(config)
+        cls.validate(cls.settings(config))
 
     @classmethod
-    def validate(cls, config) -> None:
+    def settings(cls, config) -> Settings:
+        """`config` as this method's hooks read it: the common settings and its groups' (hparams.py)."""
+        return Settings(config, hparams.unread(cls, _every(Method)), f"method {cls.__name__}")
+
+    @classmethod
+    def validate(cls, config: Settings) -> None:
         """This method's own rules (check calls it): raise ValueError naming the field."""
         if cls.prunes and config.sparsity <= 0:
             raise ValueError(f"method={config.method} needs sparsity in (0, 1), got {config.sparsity}")
@@ -51,11 +56,11 @@ class Method:
                              f"(section 5.2), not method={config.method}")
 
     @classmethod
-    def schedule(cls, config, train_rows: int) -> Schedule:
+    def schedule(cls, config: Settings, train_rows: int) -> Schedule:
         raise NotImplementedError
 
     @classmethod
-    def describe(cls, config) -> str:
+    def describe(cls, config: Settings) -> str:
         """The run's sparsity as `plan` prints it."""
         return f"{config.sparsity:g}" if cls.prunes else "-"
 

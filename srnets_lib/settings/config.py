@@ -181,7 +181,7 @@ class CommonSettings(PruningSettings):
     @model_validator(mode="after")
     def _check(self):
         methods.get(self.method).check(self)  # what the method reads (methods/)
-        kinds.of(self.task).validate(self)  # the losses its kind trains with (engine/kinds/)
+        kinds.of(self.task).check(self)  # the losses its kind trains with, the settings it reads (engine/kinds/)
         if self.select_metric is not None:
             recorded = spec(self.task).metrics or (spec(self.task).metric,)
             if self.select_metric not in recorded:

@@ -55,7 +55,7 @@ def row_setting(row: dict) -> Setting | None:
 def workload(config: RunConfig) -> tuple[str, str]:
     """(bench workload, lengths) whose step a run takes: its task kind's (engine/kinds)."""
     kind = kinds.of(config.task)
-    return kind.workload(config), kind.lengths
+    return kind.workload(kind.settings(config)), kind.lengths
 
 
 def executes(config: RunConfig, precision: str | None = None, padding: str | None = None) -> Setting:

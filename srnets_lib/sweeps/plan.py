@@ -94,7 +94,7 @@ def _describe(p: PlannedRun) -> list[str]:
         start = f"{origin.loss}-{origin.method}@{level:g}" + ("+ood" if origin.data.ood_train else "")
     else:
         start = f"{origin.loss}-{origin.method}" + (f"@step{c.init_step}" if c.init_step else "")
-    x = methods.get(c.method).describe(c)
+    x = methods.describe(c)
     extra = "+ood" if c.data.ood_train else ""
     return [c.method, c.loss, start, x, c.task + extra, str(c.seed), f"{c.epochs:g}", str(p.steps),
             c.optimizer if p.steps else "-", rewinding(c), c.backbone if c.backbone != REFERENCE_BACKBONE else ""]

@@ -54,13 +54,14 @@ def build_run(config: RunConfig, store: Run, request: Request) -> TrainingRun:
     fingerprint = fingerprints(data)
     tokenizer = backbones.load_tokenizer(config.backbone)
     kind = kinds.of(config.task)
-    model = kind.load_model(config, data).to(runtime.device())
+    settings = kind.settings(config)  # what the kind's hooks read
+    model = kind.load_model(settings, data).to(runtime.device())
     backbones.check_max_length(model.config, config.max_length, config.backbone)
     if config.dropout_rng == "fast":
         dropout.use_fast_dropout(model)
     if config.init_from is not None:
         store.of(config.init_from).load_weights(model, config.init_step)
-    parts = kind.parts(config, store, request, data, tokenizer, model)
+    parts = kind.parts(settings, store, request, data, tokenizer, model)
     method = methods.create(config, parts.train_rows)
     install_masks(model, method, store)
     method.prepare(model)

@@ -8,18 +8,28 @@ new kind (say token classification) is one module with a TaskKind subclass and o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator, Protocol
+from typing import ClassVar, Iterator, Protocol
 
 import torch
 
 from srnets_lib import hparams
 from srnets_lib.data.tasks import planned_train_rows
-from srnets_lib.hparams import Group
+from srnets_lib.hparams import Group, Settings
 
-if TYPE_CHECKING:  # types only: the settings import this layer
-    from srnets_lib.settings.config import RunConfig
-    from srnets_lib.settings.request import Request
-    from srnets_lib.store.runs import Run
+
+
+class Stored(Protocol):
+    """What a kind's parts read of the run store (store/runs.py's Run): another run's weights."""
+
+    def of(self, config) -> "Stored": ...
+
+    def load_weights(self, model: torch.nn.Module, step: int | None = None) -> None: ...
+
+
+class Asked(Protocol):
+    """What a kind's parts read of what a run is asked for beyond its settings (settings/request.py)."""
+
+    eval_batch_size: int
 
 
 class Batches(Protocol):
@@ -93,33 +103,45 @@ class TaskKind:
     groups: ClassVar[tuple[type[Group], ...]] = ()
 
     @classmethod
-    def validate(cls, config: RunConfig) -> None:
-        if config.loss not in cls.losses:
-            raise ValueError(f"loss={config.loss} does not go with task={config.task} ({cls.name}): it trains "
-                             f"with {', '.join(cls.losses)}")
+    def check(cls, config) -> None:
+        """Raise ValueError naming the field when `config` is not a valid run of this kind: it sets a
+        setting of another kind's group (`groups`), or its own rules refuse it (`validate`)."""
         found = hparams.foreign(cls, _every(TaskKind), config)
         if found:
             name, value, owner = found
             raise ValueError(f"{name}={value} is a setting of the {owner.name} kind: task={config.task} ({cls.name}) "
                              "does not read it")
+        cls.validate(cls.settings(config))
 
     @classmethod
-    def planned_rows(cls, config: RunConfig) -> int:
+    def settings(cls, config) -> Settings:
+        """`config` as this kind's hooks read it: the common settings and its groups' (hparams.py)."""
+        return Settings(config, hparams.unread(cls, _every(TaskKind)), f"the {cls.name} kind")
+
+    @classmethod
+    def validate(cls, config: Settings) -> None:
+        """This kind's own rules (check calls it): raise ValueError naming the field."""
+        if config.loss not in cls.losses:
+            raise ValueError(f"loss={config.loss} does not go with task={config.task} ({cls.name}): it trains "
+                             f"with {', '.join(cls.losses)}")
+
+    @classmethod
+    def planned_rows(cls, config: Settings) -> int:
         """The training examples a run counts its steps from, without loading data (`plan`)."""
         return planned_train_rows(config.task, config.data)
 
     @classmethod
-    def workload(cls, config: RunConfig) -> str:
+    def workload(cls, config: Settings) -> str:
         """The bench workload whose step a run of this kind takes (sweeps/cost.py)."""
         raise NotImplementedError
 
     @classmethod
-    def load_model(cls, config: RunConfig, data) -> torch.nn.Module:
+    def load_model(cls, config: Settings, data) -> torch.nn.Module:
         """The model a run trains, its head initialised from the run's seed."""
         raise NotImplementedError
 
     @classmethod
-    def parts(cls, config: RunConfig, store: Run, request: Request, data, tokenizer, model) -> Parts:
+    def parts(cls, config: Settings, store: Stored, request: Asked, data, tokenizer, model) -> Parts:
         raise NotImplementedError
 
 

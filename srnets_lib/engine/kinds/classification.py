@@ -6,26 +6,20 @@ the ID test split and the OOD sets (evaluation.py)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import itertools
-from typing import TYPE_CHECKING
+from typing import Optional
 
 import numpy as np
 import torch
 
-from srnets_lib.hparams import Group
+from srnets_lib.hparams import Group, Settings
 from srnets_lib.data import bias as bias_lib
 from srnets_lib.data.encode import Encoded, collate, encode, train_batches
 from srnets_lib.data.splits import TaskData
 from srnets_lib.model import backbones
 from srnets_lib.engine import losses, runtime, step
 from srnets_lib.engine.evaluation import TaskEvaluator, predict
-from srnets_lib.engine.kinds.base import Parts, TaskKind
-
-if TYPE_CHECKING:
-    from srnets_lib.settings.config import RunConfig
-    from srnets_lib.store.runs import Run
+from srnets_lib.engine.kinds.base import Parts, Stored, TaskKind
 
 WORKLOADS = {"mask": "mask", "imp": "imp", "imp-rw": "imp"}  # method -> bench workload; others fine-tune
 
@@ -76,7 +70,7 @@ class Classification(TaskKind):
                                    runtime.compile(model) if compiled else None), bias_source)
 
 
-def authors_bias(config: RunConfig, data: TaskData):
+def authors_bias(config: Settings, data: TaskData):
     """(probs, source) from the authors' bias-model files (bias_model=authors); training rows they
     have no prediction for are dropped, as theirs (QQP). (None, None) otherwise."""
     if config.loss not in bias_lib.NEEDS_BIAS or config.bias_model != "authors":
@@ -90,7 +84,7 @@ def authors_bias(config: RunConfig, data: TaskData):
     return torch.from_numpy(probs).float().to(runtime.device()), source
 
 
-def our_bias(config: RunConfig, data: TaskData, tokenizer, model):
+def our_bias(config: Settings, data: TaskData, tokenizer, model):
     """(probs, source) from this project's out-of-fold bias model (data/bias.py)."""
     predictions = bias_lib.bias_predictions(config.task, data, tokenizer, backbones.input_embeddings(model),
                                             config.backbone, config.word_vectors)
@@ -98,7 +92,7 @@ def our_bias(config: RunConfig, data: TaskData, tokenizer, model):
     return torch.from_numpy(predictions.probs["train"]).float().to(runtime.device()), source
 
 
-def teacher_predictions(config: RunConfig, store: Run, data: TaskData, train: Encoded, pad_id: int,
+def teacher_predictions(config: Settings, store: Stored, data: TaskData, train: Encoded, pad_id: int,
                         batch_size: int) -> torch.Tensor | None:
     """The confreg teacher's (a std full model's) probabilities on the training set."""
     if config.loss != "confreg":
@@ -115,7 +109,7 @@ class LabelledBatches:
     same batches. Length-grouped batches with dynamic padding, or random batches padded to
     max_length (padding=max_length, the authors'). SQuAD's windows are batched the same way."""
 
-    def __init__(self, config: RunConfig, encoded: Encoded, pad_id: int, compiled: bool, bias_probs=None,
+    def __init__(self, config: Settings, encoded: Encoded, pad_id: int, compiled: bool, bias_probs=None,
                  teacher_probs=None):
         self.config, self.encoded, self.pad_id = config, encoded, pad_id
         self.compiled, self.bias_probs, self.teacher_probs = compiled, bias_probs, teacher_probs
