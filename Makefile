@@ -89,9 +89,10 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # about a minute: the pinned numbers of the architecture trace (tests/test_golden.py), the house's
-# rules, the settings, schedules, plan digests and the verdict rule
+# rules, the settings, schedules, the plan's digests of every run key and the verdict rule (the rest
+# of test_plan.py, which plans the whole paper through the command line, is make test's)
 CHECK := tests/test_golden.py tests/test_architecture.py tests/test_config.py tests/test_schedule.py \
-  tests/test_plan.py tests/test_verdict_rule.py
+  tests/test_hparams.py tests/test_plan.py::test_the_books_runs_keep_their_keys tests/test_verdict_rule.py
 check: export HF_HUB_OFFLINE = 1
 check: export TRANSFORMERS_OFFLINE = 1
 check: export HF_DATASETS_OFFLINE = 1

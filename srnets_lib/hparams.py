@@ -8,6 +8,7 @@ the run through `Settings`, which holds back every other plugin's group."""
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -37,23 +38,28 @@ def foreign(plugin: type, family: Iterable[type], config) -> tuple[str, object, 
     """The first setting `config` sets away from its default of a group `plugin` does not read, with
     the plugin of `family` that lists that group in its own class body (None: there is none): the one
     rule by which a run refuses another plugin's settings (methods/base.py, engine/kinds/base.py)."""
-    read = set(plugin.groups)
-    for other in sorted(family, key=lambda k: k.__name__):
-        for group in vars(other).get("groups", ()):
-            if group in read:
-                continue
-            for name, info in group.model_fields.items():  # a group not composed into config's class: unset
-                if name in type(config).model_fields and getattr(config, name) != info.default:
-                    return name, getattr(config, name), other
+    composed = type(config).model_fields  # a group not composed into config's class: unset
+    for name, default, owner in _others(plugin, frozenset(family)):
+        if name in composed and getattr(config, name) != default:
+            return name, getattr(config, name), owner
     return None
 
 
 def unread(plugin: type, family: Iterable[type]) -> frozenset[str]:
     """The settings of the groups plugins of `family` declare in their own class bodies that
     `plugin` does not read."""
+    return frozenset(name for name, _, _ in _others(plugin, frozenset(family)))
+
+
+@functools.lru_cache(maxsize=None)
+def _others(plugin: type, family: frozenset[type]) -> tuple[tuple[str, object, type], ...]:
+    """(setting, default, the plugin declaring its group) for every group of `family` that `plugin`
+    does not read, in the plugins' name order (once per plugin and family: config validation asks
+    it of every run)."""
     read = set(plugin.groups)
-    return frozenset(name for other in family for group in vars(other).get("groups", ()) if group not in read
-                     for name in group.model_fields)
+    return tuple((name, info.default, other) for other in sorted(family, key=lambda k: k.__name__)
+                 for group in vars(other).get("groups", ()) if group not in read
+                 for name, info in group.model_fields.items())
 
 
 class Settings:
