@@ -88,11 +88,11 @@ notebook-filter: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# about a minute: the pinned numbers of the architecture trace (tests/test_golden.py), the house's
+# about a minute: the pinned numbers of the architecture trace (tests/trace/test_golden.py), the house's
 # rules, the settings, schedules, the plan's digests of every run key and the verdict rule (the rest
 # of test_plan.py, which plans the whole paper through the command line, is make test's)
-CHECK := tests/test_golden.py tests/test_architecture.py tests/test_config.py tests/test_schedule.py \
-  tests/test_hparams.py tests/test_plan.py::test_the_books_runs_keep_their_keys tests/test_verdict_rule.py
+CHECK := tests/trace/test_golden.py tests/house/test_architecture.py tests/settings/test_config.py tests/methods/test_schedule.py \
+  tests/methods/test_hparams.py tests/sweeps/test_plan.py::test_the_books_runs_keep_their_keys tests/book/test_verdict_rule.py
 check: export HF_HUB_OFFLINE = 1
 check: export TRANSFORMERS_OFFLINE = 1
 check: export HF_DATASETS_OFFLINE = 1

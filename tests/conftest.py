@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+# the layers' folders share the modules at the top of tests/ (paper_fixture, transfer_fixture, loader_files)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ def compile(fn):
     reduce-overhead). Inductor's on-disk cache is kept apart per CPU instruction set (unless
     $TORCHINDUCTOR_CACHE_DIR is set): its key ignores ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA,
     and kernels cached on an AVX512 machine, reused with the README's AVX2 variables set,
-    gave NaN losses and a segfault in tests/test_step.py (torch 2.13; a fresh cache passed)."""
+    gave NaN losses and a segfault in tests/engine/test_step.py (torch 2.13; a fresh cache passed)."""
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     # torch writes its default into the variable once asked (transformers asks on import)

@@ -3,7 +3,7 @@ transformers (its Auto class, as a user would) must compute what the rebuilt srn
 (the largest difference of their outputs on one seeded batch), and predict on each evaluation split
 the class (or score) the run stored for it (predictions.npz; an IMP level: predictions_s<level>.npz),
 its pairs tokenised as the run tokenised them (data/encode.py: truncated to max_length, a second
-text only where the task has pairs). tests/test_export.py does the same in a fresh process that
+text only where the task has pairs). tests/export/test_export.py does the same in a fresh process that
 never imports srnets_lib.
 """
 

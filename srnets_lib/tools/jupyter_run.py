@@ -2,7 +2,7 @@
 a free local port with a token, a kernel of the notebook's kernelspec (the venv's python3) started by
 its REST API, each code cell sent as an execute_request over the kernel's websocket channel and its
 outputs gathered from iopub, the kernel and the server stopped at the end. The tests run a page
-this way (tests/test_jupyter.py); tools/browser_check.py opens JupyterLab itself.
+this way (tests/book/test_jupyter.py); tools/browser_check.py opens JupyterLab itself.
 
     with Server(notebook_dir="book") as server:
         outputs = server.run_cells(["x = 1", "x + 1"])   # per cell: its outputs (nbformat's dicts)

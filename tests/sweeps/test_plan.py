@@ -159,7 +159,7 @@ def test_disk_estimate_counts_only_weights_a_later_run_reads(planned):
 
 def test_plan_states_the_evaluation_cost_as_requested_and_the_authors_way(planned):
     """The paper's params score the OOD sets at the selected checkpoint only (the same reported
-    numbers: tests/test_end_to_end.py); the plan prints the evaluated examples and GPU-hours of
+    numbers: tests/training/test_end_to_end.py); the plan prints the evaluated examples and GPU-hours of
     both that and the authors' every-evaluation scoring, side by side."""
     assert params.load("params/paper.yaml").execution.eval_ood == "selected"
     requested = sum(p.evaluated_rows() for p in planned)

@@ -8,7 +8,6 @@ import ast
 import importlib.util
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,6 @@ store, overrides into values that are not blocks, seeds outside their range, the
 variable, the authors' bias predictions of other examples or with a NaN row, a full disk while a run
 saves its resume point, a run named by its folder, another page's settings under an override."""
 
-import os
 import pickle
 import struct
 import subprocess

@@ -3,7 +3,7 @@ lock of an earlier attempt of the Ray task that reads it is taken over at once; 
 node Ray reports dead is taken over at once; a lock of this host whose process is gone is
 taken over; a lock whose heartbeat is older than the stale limit is stale whatever its pid (this
 host: taken over, saying so; another host without a Ray node Ray reports dead: refused naming its
-path and the `rm`). The lost node of another host, for real: tests/test_cluster.py."""
+path and the `rm`). The lost node of another host, for real: tests/sweeps/test_cluster.py."""
 
 import os
 import socket

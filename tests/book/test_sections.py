@@ -3,7 +3,6 @@
 and a page shows what the run store lacks instead of dropping it."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest

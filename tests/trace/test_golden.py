@@ -1,12 +1,12 @@
 """The numbers of docs/ARCHITECTURE.md's trace, pinned: on the tiny model, a std full model, mask
 training (PoE, 50%) on it, IMP (20%) on it and mask training on the corpus (MLM), 2 steps each,
 run for real through the sweep's executor; their scores, sparsity and selected step against
-tests/golden.json, and the 4.2 verdict built from them.
+tests/trace/golden.json, and the 4.2 verdict built from them.
 
 A change that moves a pinned number fails here in about a minute (`make check`). Where the change
 is meant to move it, regenerate the file and commit it with the change, saying why:
 
-    .venv/bin/python tests/test_golden.py --write
+    .venv/bin/python tests/trace/test_golden.py --write
 
 Tolerances (docs/MEASUREMENTS.md "The golden runs"): the measured spread between torch's CPU
 kernels (AVX-512, AVX2, no vector unit) and thread counts on these runs is zero; another CPU may
@@ -87,7 +87,7 @@ def test_the_trace_computes_the_pinned_numbers(runs):
     golden = json.loads(GOLDEN.read_text())["runs"]
     assert sorted(runs) == sorted(golden)
     for name, pinned in golden.items():
-        got, where = runs[name], f"{name} (run {pinned['key']}); regenerate: python tests/test_golden.py --write"
+        got, where = runs[name], f"{name} (run {pinned['key']}); regenerate: python tests/trace/test_golden.py --write"
         assert got["key"] == pinned["key"], f"{where}: its run key changed"
         assert got["sparsity"] == pytest.approx(pinned["sparsity"], abs=1e-9), where
         assert got["selected_step"] == pinned["selected_step"], where
@@ -110,9 +110,9 @@ def test_the_42_verdict_built_from_the_pinned_runs(runs):
     assert v.subject == "nli, mask train (poe) at sparsity 0.5"
 
 
-if __name__ == "__main__":  # python tests/test_golden.py --write: the file the test compares with
+if __name__ == "__main__":  # python tests/trace/test_golden.py --write: the file the test compares with
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/test_golden.py --write  (computes the trace in a scratch store)")
+        sys.exit("usage: python tests/trace/test_golden.py --write  (computes the trace in a scratch store)")
     import os
     import tempfile
 

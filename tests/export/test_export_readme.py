@@ -14,7 +14,7 @@ from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.sweeps.executors import execute
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def export_commands() -> list[str]:

@@ -14,7 +14,7 @@ from srnets_lib.settings.request import Request
 from srnets_lib.sweeps.evaluate import rescore
 from srnets_lib.store.runs import Run
 
-from test_loaders import write
+from loader_files import write
 
 QQP = "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"
 PAWS = "id\tsentence1\tsentence2\tlabel\n"

@@ -12,7 +12,7 @@ from srnets_lib.data import bias
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.data import hub, inputs, local
 
-from test_loaders import write, write_factcheck_files
+from loader_files import write, write_factcheck_files
 
 
 def _poe(task, folder, **fields):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "srnets_lib"
+ROOT = Path(__file__).resolve().parents[2] / "srnets_lib"
 MODULES = sorted(p for p in ROOT.rglob("*.py"))
 
 
@@ -213,7 +213,7 @@ def test_no_module_is_imported_under_another_name_of_this_package():
     """`from srnets_lib.model import backbones as models` reads as another module: a module of this
     package is imported under its own name (or a name that adds to it, such as `corpus_kind`)."""
     renamed = []
-    for path in [*MODULES, *(ROOT.parent / "tests").glob("*.py")]:
+    for path in [*MODULES, *(ROOT.parent / "tests").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("srnets_lib"):
                 renamed += [f"{path.name}: {a.name} as {a.asname}" for a in node.names
@@ -231,7 +231,7 @@ AUTHORS_FILES = {
     "squad_trans.py", "squad_trans_few.py", "train_kd.py", "train_mlm.py", "trainer.py", "trainer_imp.py",
     "write_bash.py"}
 # files that are examples, not this project's: docs/ARCHITECTURE.md's method and task kind to add,
-# and the script tests/test_packaging.py writes
+# and the script tests/house/test_packaging.py writes
 EXAMPLES = {"snip.py", "tokens.py", "core.py"}
 PACKAGES = "engine|methods|model|settings|store|training|sweeps|export|metrics|tools"
 
@@ -241,7 +241,7 @@ def test_the_files_the_code_and_docs_name_exist():
     `prepare.py`) names a file or folder that exists: a moved module leaves no stale pointer."""
     project = ROOT.parent
     ours = {p.name for p in project.rglob("*.py") if ".venv" not in p.parts}
-    texts = [*MODULES, *(project / "tests").glob("*.py"), *(project / "docs").glob("*.md"), project / "README.md",
+    texts = [*MODULES, *(project / "tests").rglob("*.py"), *(project / "docs").glob("*.md"), project / "README.md",
              project / "Makefile", *(project / "book").glob("*.md"), *(project / "params").glob("*.yaml"),
              *ROOT.rglob("*.yaml")]
     stale = []
@@ -259,9 +259,14 @@ def test_the_files_the_code_and_docs_name_exist():
     assert stale == []
 
 
-def test_every_test_module_says_which_layer_it_guards():
-    """docs/ARCHITECTURE.md's table of the tests by layer lists each test module once."""
+def test_every_test_module_lives_in_the_folder_of_the_layer_it_guards():
+    """docs/ARCHITECTURE.md's table of the tests by layer names each folder of tests/ and lists each
+    test module once, in the row of the folder it lives in."""
     table = (ROOT.parent / "docs" / "ARCHITECTURE.md").read_text().split("## The tests, by the layer they guard")[1]
-    listed = re.findall(r"\b(test_\w+\.py)\b", table)
-    modules = sorted(p.name for p in (ROOT.parent / "tests").glob("test_*.py"))
-    assert sorted(set(listed)) == modules and len(listed) == len(set(listed))
+    rows = {folder: re.findall(r"\b(test_\w+\.py)\b", rest)
+            for folder, rest in re.findall(r"^\| tests/(\w+)/ \|(.*)\|$", table, flags=re.M)}
+    tests = ROOT.parent / "tests"
+    assert sorted(rows) == sorted({p.parent.name for p in tests.glob("*/test_*.py")})  # each folder its row
+    for folder, listed in rows.items():
+        assert sorted(listed) == sorted(p.name for p in (tests / folder).glob("test_*.py")), folder
+    assert not list(tests.glob("test_*.py")), "a test module outside the layers' folders"
