@@ -1,6 +1,6 @@
 """What the numbers on a book page are: the banner (synthetic toy results, a derived params
 file's, or a paper-scale reproduction) and the scope line (tasks or seeds other than the preset's).
-The sentences judging the paper's claims are the sections' verdicts (sections/verdict.py)."""
+The sentences judging the paper's claims are the sections' verdicts (verdicts/verdict.py)."""
 
 from __future__ import annotations
 

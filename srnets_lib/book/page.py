@@ -20,11 +20,11 @@ from srnets_lib.book import (analyses, banner, frames, interactive, page_notes, 
 from srnets_lib import paths
 from srnets_lib.settings import params as params_lib
 from srnets_lib.book.sections import claims, gather
-from srnets_lib.book.sections import verdict_text
+from srnets_lib.book.verdicts import verdict_text
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.results import Results
-from srnets_lib.book.sections.verdict import Verdict
-from srnets_lib.book.sections.verdict_text import render
+from srnets_lib.book.verdicts.verdict import Verdict
+from srnets_lib.book.verdicts.verdict_text import render
 from srnets_lib.book.shown import Html
 from srnets_lib.book import runs as book_runs
 from srnets_lib.book.shown import Shown

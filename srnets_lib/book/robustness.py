@@ -36,8 +36,8 @@ from srnets_lib import paths
 from srnets_lib.book import runs
 from srnets_lib.book import sections
 from srnets_lib.book.page import gathered
-from srnets_lib.book.sections.verdict import STATEMENTS, outcome, shown, size
-from srnets_lib.book.sections.verdict_text import mark
+from srnets_lib.book.verdicts.verdict import STATEMENTS, outcome, shown, size
+from srnets_lib.book.verdicts.verdict_text import mark
 from srnets_lib.settings import params as params_lib
 from srnets_lib.sweeps import sweep
 from srnets_lib.sweeps.executors import RUNS_PER_GPU, check_inputs

@@ -16,9 +16,9 @@ from srnets_lib import paths
 from srnets_lib.book import banner, paper_numbers, robustness, sections
 from srnets_lib.book import standard_errors
 from srnets_lib.book.page import DEFAULT_PARAMS, gathered, unjudged as unjudged_word
-from srnets_lib.book.sections.verdict import (MARGIN, NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes,
+from srnets_lib.book.verdicts.verdict import (MARGIN, NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes,
                                               counted, shown, size)
-from srnets_lib.book.sections.verdict_text import badge
+from srnets_lib.book.verdicts.verdict_text import badge
 from srnets_lib.book.shown import Html, Shown
 from srnets_lib.settings import params as params_lib
 from srnets_lib.settings.pages import SECTIONS
@@ -123,7 +123,7 @@ class Scorecard:
             f"and every part clear their thresholds by at least {100 * MARGIN:g} point (1%, 0.01 of a loss, 0.01 of "
             f"a correlation) and by more than {NOISE:g} standard errors; *within noise* otherwise. A claim is "
             f"confirmed when every case is, partly confirmed when some are and no more are not confirmed, not "
-            f"confirmed when more of its cases are not confirmed than confirmed (book/sections/verdict.py).",
+            f"confirmed when more of its cases are not confirmed than confirmed (book/verdicts/verdict.py).",
             Html(f"Of its {len(self.frame)} claims: " + ", ".join(f"{badge(word)} {n}" for word, n in counts.items())
                  + "."))
 

@@ -8,12 +8,12 @@ import pytest
 
 from srnets_lib.book import columns
 from srnets_lib.book.sections.appc1 import ConfregTradeoff, OtherLosses
-from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.srnet_claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.sec4_4 import CompetitiveWithoutFinetuning
 from srnets_lib.book.sections.sec4_5 import OODUpperBound
 from srnets_lib.book.sections.sec5_1 import EarlyStart
 from srnets_lib.book.sections.sec5_2 import GradualVsFixed
-from srnets_lib.book.sections import verdict_text
+from srnets_lib.book.verdicts import verdict_text
 
 
 def render(verdicts) -> str:
@@ -188,7 +188,7 @@ def test_render_heads_each_group_and_joins_a_subjects_verdicts():
 
 
 def test_a_pages_summary_counts_its_cases_and_names_its_clearest_and_weakest():
-    from srnets_lib.book.sections.verdict_text import summary
+    from srnets_lib.book.verdicts.verdict_text import summary
 
     df = full((0.90, 0.50), (0.88, 0.60), **{"mask (poe)": [(0.5, 0.87, 0.58), (0.7, 0.86, 0.60)]})
     verdicts = FullModels().evaluate(df) + SubnetworkVsFull("mask (poe)").evaluate(df)

@@ -1,4 +1,4 @@
-"""How sure a verdict is (sections/noise.py, sections/verdict.py): a margin's standard error from the
+"""How sure a verdict is (verdicts/noise.py, verdicts/verdict.py): a margin's standard error from the
 stored predictions (paired where models share examples) and from the seeds, and the one outcome
 each verdict and each claim reads: within noise when |margin| <= 2 standard errors."""
 
@@ -11,9 +11,9 @@ import pytest
 
 from srnets_lib.book import runs as book_runs, sections, standard_errors
 from srnets_lib.book.page import gathered
-from srnets_lib.book.sections import noise
-from srnets_lib.book.sections.claims import SubnetworkVsFull
-from srnets_lib.book.sections.verdict import NOISE, Statement, outcome
+from srnets_lib.book.verdicts import noise
+from srnets_lib.book.sections.srnet_claims import SubnetworkVsFull
+from srnets_lib.book.verdicts.verdict import NOISE, Statement, outcome
 from srnets_lib.settings import params
 
 RULE = Statement("test-noise-rule", "'a test claim'", "X > GAIN", {"GAIN": 0.01})

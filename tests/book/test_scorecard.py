@@ -9,7 +9,7 @@ import pytest
 
 from srnets_lib.book import paper_numbers, scorecard, sections
 from srnets_lib.settings import params
-from srnets_lib.book.sections.verdict import STATEMENTS, claim_outcomes, pct
+from srnets_lib.book.verdicts.verdict import STATEMENTS, claim_outcomes, pct
 from srnets_lib.book import runs as book_runs
 
 

@@ -1,4 +1,4 @@
-"""The one statistical rule (book/sections/verdict.py) on constructed seeds: every seed judged on
+"""The one statistical rule (book/verdicts/verdict.py) on constructed seeds: every seed judged on
 every part of a rule, a seed failing a prerequisite failing (never set aside), the margin the mean
 of the seeds' margins of the whole rule (so between them), each part judged with its own noise,
 "confirmed" only beyond twice its standard error with half the seeds clearing alone, a tie at the
@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from srnets_lib.book.sections import verdict_text
-from srnets_lib.book.sections.claims import SRNET, SubnetworkVsFull
-from srnets_lib.book.sections.noise import Score
+from srnets_lib.book.verdicts import verdict_text
+from srnets_lib.book.sections.srnet_claims import SRNET, SubnetworkVsFull
+from srnets_lib.book.verdicts.noise import Score
 from srnets_lib.book.sections.sec5_1 import EarlyStart
 from srnets_lib.book.sections.sec5_2 import GradualVsFixed
-from srnets_lib.book.sections.verdict import Verdict
+from srnets_lib.book.verdicts.verdict import Verdict
 
 
 def frame(rows) -> pd.DataFrame:
@@ -108,7 +108,7 @@ def test_a_tie_at_the_printed_precision_is_named_and_a_close_call_gets_a_digit_m
 
 def test_a_claim_most_of_whose_cases_fail_is_not_called_partly_confirmed():
     """Section 4.5: one case of three confirmed, two failing by 14-17 points."""
-    from srnets_lib.book.sections.verdict import outcome
+    from srnets_lib.book.verdicts.verdict import outcome
 
     ok = SRNET.judged("nli", "a", True, 0.05)
     bad = SRNET.judged("nli", "b", False, -0.15)
@@ -122,7 +122,7 @@ class _Stored:
         self.labels, self.predicted = labels, predicted
 
     def score(self, row, column):
-        from srnets_lib.book.sections.noise import influence
+        from srnets_lib.book.verdicts.noise import influence
 
         predicted = self.predicted[row["key"]]
         terms = influence("accuracy", predicted, self.labels)
@@ -152,7 +152,7 @@ def test_a_task_separates_no_method_when_no_two_subnetworks_differ_beyond_twice_
 
 
 def test_a_statement_id_names_one_claim_a_second_claim_under_it_is_refused():
-    from srnets_lib.book.sections.verdict import STATEMENTS, Statement
+    from srnets_lib.book.verdicts.verdict import STATEMENTS, Statement
 
     taken = next(iter(STATEMENTS.values()))
     assert Statement(taken.id, taken.text, taken.rule, dict(taken.thresholds), taken.unit, taken.words) == taken
@@ -164,7 +164,7 @@ def test_a_statement_id_names_one_claim_a_second_claim_under_it_is_refused():
 def test_the_units_and_outcomes_are_typed_as_the_rule_writes_them():
     from typing import get_args
 
-    from srnets_lib.book.sections import verdict
+    from srnets_lib.book.verdicts import verdict
 
     assert set(get_args(verdict.Unit)) == set(verdict.UNITS)
     assert set(verdict.OUTCOMES) == {"confirmed", "partly confirmed", "within noise", "not confirmed",

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from srnets_lib.book.sections.claims import SubnetworkVsFull
+from srnets_lib.book.sections.srnet_claims import SubnetworkVsFull
 from srnets_lib.settings.config import DataConfig, RunConfig
 from srnets_lib.settings.request import Request
 from srnets_lib.store.runs import Run

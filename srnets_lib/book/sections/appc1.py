@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from srnets_lib.book.sections.base import Section
 from srnets_lib.book.sections.point import Point
-from srnets_lib.book.sections.claims import Claim, SubnetworkVsFull
-from srnets_lib.book.sections.verdict import Measures, Statement, pct
+from srnets_lib.book.sections.claims import Claim
+from srnets_lib.book.sections.srnet_claims import SubnetworkVsFull
+from srnets_lib.book.verdicts.verdict import Measures, Statement, pct
 from srnets_lib.book.sections.series import POE, STD, full, mask
 
 LOSSES = ("std", "poe", "reweight", "confreg")

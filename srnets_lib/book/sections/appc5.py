@@ -11,7 +11,7 @@ from srnets_lib.book import plots
 from srnets_lib.settings.recipes import Recipes
 from srnets_lib.book.sections.base import Section, references
 from srnets_lib.book.sections.point import Point
-from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.srnet_claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD
 
 

@@ -14,7 +14,7 @@ from srnets_lib.store.runs import Run, failure
 from srnets_lib.book import columns
 from srnets_lib.book.columns import COLUMNS
 from srnets_lib.book.sections.point import Point
-from srnets_lib.book.sections.noise import Predictions
+from srnets_lib.book.verdicts.noise import Predictions
 
 
 def missing(points: list[Point], root=None) -> list[Point]:

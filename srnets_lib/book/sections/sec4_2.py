@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from srnets_lib.book.sections.base import Section, levels, references
 from srnets_lib.book.sections.point import Point
-from srnets_lib.book.sections.claims import FullModels, SubnetworkVsFull
+from srnets_lib.book.sections.srnet_claims import FullModels, SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD, imp, mask
 
 IMP_SETTINGS = (("std", "std", imp("std")), ("poe", "std", imp("poe")), ("poe", "poe", imp("poe", " on poe ft")))

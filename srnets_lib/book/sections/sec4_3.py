@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from srnets_lib.book.sections.base import Section, levels
 from srnets_lib.book.sections.point import Point
-from srnets_lib.book.sections.claims import SubnetworkVsFull
+from srnets_lib.book.sections.srnet_claims import SubnetworkVsFull
 from srnets_lib.book.sections.series import POE, STD, mask
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from srnets_lib.book.sections.base import Section
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import COMPETITIVE, EARLY, Claim, reference
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct, share
+from srnets_lib.book.verdicts.verdict import Measures, Statement, Verdict, pct, share
 from srnets_lib.book.sections.series import POE, STD, full, mask
 
 COMPETITIVE_PT = Statement("competitive-without-ft", "'competitive under 50% sparsity'",

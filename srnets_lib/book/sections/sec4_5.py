@@ -6,7 +6,7 @@ from __future__ import annotations
 from srnets_lib.book.sections.base import Section
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import NEARLY_ALL, Claim
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.verdicts.verdict import Measures, Statement, Verdict, pct
 from srnets_lib.book.sections.series import STD
 
 NEARLY_ALL_OOD = Statement("nearly-all-ood", "'nearly 100% OOD'", "mean OOD over the sparsities >= NEARLY_ALL",

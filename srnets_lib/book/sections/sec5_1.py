@@ -7,7 +7,7 @@ from srnets_lib.book import plots
 from srnets_lib.book.sections.base import Section
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import EARLY, Claim
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.verdicts.verdict import Measures, Statement, Verdict, pct
 from srnets_lib import methods
 
 EARLY_START = Statement("early-start", "'competitive after ~55%'",

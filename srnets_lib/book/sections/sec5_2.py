@@ -9,7 +9,7 @@ from srnets_lib.book.sections import claims
 from srnets_lib.book.sections.base import Section
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.claims import LEARNED, Claim
-from srnets_lib.book.sections.verdict import Measures, Statement, pct
+from srnets_lib.book.verdicts.verdict import Measures, Statement, pct
 from srnets_lib.book.sections.series import STD
 
 FINAL = 0.9  # figure 8 and table 5: subnetworks at 90% sparsity

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from srnets_lib.book import columns
-from srnets_lib.book.sections import noise
+from srnets_lib.book.verdicts import noise
 from srnets_lib.book.sections.base import Section
 from srnets_lib.settings.config import RunConfig
 

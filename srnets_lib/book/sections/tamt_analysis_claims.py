@@ -8,7 +8,7 @@ import pandas as pd
 
 from srnets_lib.book.sections.tamt import SERIES
 from srnets_lib.book.sections.tamt_analyses import LOSSES
-from srnets_lib.book.sections.verdict import Statement, Verdict
+from srnets_lib.book.verdicts.verdict import Statement, Verdict
 
 RANK = -0.5  # a "clear" rank correlation between loss and score: fixed before any result
 

@@ -10,7 +10,7 @@ from srnets_lib.book import plots
 from srnets_lib.book.sections.claims import GAIN
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.tamt import FULL, SERIES, TamtSection, scores_only
-from srnets_lib.book.sections.verdict import Measures, Statement, Verdict, pct
+from srnets_lib.book.verdicts.verdict import Measures, Statement, Verdict, pct
 
 SHOWN = (SERIES["mlm"], SERIES["kd"], "IMP", "OMP")
 ADVANTAGE = Statement("tamt-reduced-data", "'TAMT keeps its advantage over IMP with reduced fine-tuning data'",

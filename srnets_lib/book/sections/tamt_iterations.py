@@ -15,7 +15,7 @@ from srnets_lib.book.sections.tamt import (FULL, OBJECTIVES, PROBE_TASK, RANDOM,
 from srnets_lib.book.sections.tamt_analysis_figures import trajectory_distance_figure
 from srnets_lib.book.sections.tamt_figures import score_figure
 from srnets_lib.book.sections.tamt_score_claims import fewer_iterations, omp_init
-from srnets_lib.book.sections.verdict import Verdict
+from srnets_lib.book.verdicts.verdict import Verdict
 
 def imp_iterations(recipes, config, sparsity: float) -> int:
     """The iterations IMP spends before its mask reaches `sparsity` (it prunes to it then)."""

@@ -20,7 +20,7 @@ from srnets_lib.book.sections.tamt_analysis_figures import (final_distance_figur
                                                             similarity_figure)
 from srnets_lib.book.sections.tamt_figures import oneshot_figure
 from srnets_lib.book.sections.tamt_transfer import SECTION as TRANSFER
-from srnets_lib.book.sections.verdict import Verdict, with_seed_margins
+from srnets_lib.book.verdicts.verdict import Verdict, with_seed_margins
 
 class PretrainingLoss(TamtSection):
     name, number, title = "tamt_pretraining", "TAMT 4.2.2, 4.2.5, A.1, A.3", "Pre-training loss, transfer and mask distance"

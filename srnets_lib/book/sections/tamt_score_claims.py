@@ -9,7 +9,7 @@ import pandas as pd
 from srnets_lib.book.sections.claims import GAIN, Claim
 from srnets_lib.book.sections.tamt import (MAGNITUDE, RANDOM, SERIES, fewest, overall, overall_scores, runs_behind,
                                            seed_margins)
-from srnets_lib.book.sections.verdict import Statement, Verdict, pct
+from srnets_lib.book.verdicts.verdict import Statement, Verdict, pct
 
 ABOVE = Statement("tamt-above-magnitude", "'TAMT finds subnetworks that transfer better than magnitude pruning'",
                   "at 60-90% sparsity, mean score over tasks > OMP's + GAIN and > IMP's + GAIN", {"GAIN": GAIN})

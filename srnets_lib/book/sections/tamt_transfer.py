@@ -9,12 +9,13 @@ from __future__ import annotations
 import pandas as pd
 
 from srnets_lib.book import plots
-from srnets_lib.book.sections import claims, noise
+from srnets_lib.book.sections import claims
+from srnets_lib.book.verdicts import noise
 from srnets_lib.book.sections.point import Point
 from srnets_lib.book.sections.tamt import FULL, PROBE_TASK, TamtSection, judged_rows, scores_only, subnetworks
 from srnets_lib.book.sections.tamt_figures import score_figure
 from srnets_lib.book.sections.tamt_score_claims import AboveMagnitude
-from srnets_lib.book.sections.verdict import Verdict
+from srnets_lib.book.verdicts.verdict import Verdict
 from srnets_lib.settings.recipes import Recipes
 
 class Transfer(TamtSection):

@@ -42,7 +42,7 @@ from typing import Literal, get_args
 import pandas as pd
 
 from srnets_lib.book import columns
-from srnets_lib.book.sections import noise
+from srnets_lib.book.verdicts import noise
 
 MARGIN = 0.01  # in the statement's unit
 NOISE = 2.0  # a margin within this many of its standard errors of 0 is within noise

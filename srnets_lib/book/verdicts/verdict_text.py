@@ -4,7 +4,7 @@ outcome and a link to its row of the scorecard."""
 
 from __future__ import annotations
 
-from srnets_lib.book.sections.verdict import (NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes, counted,
+from srnets_lib.book.verdicts.verdict import (NOISE, STATEMENTS, UNITS, Verdict, anchor, claim_outcomes, counted,
                                               digits, shown, size)
 
 # each outcome's mark and colour, as every page and the scorecard show it
