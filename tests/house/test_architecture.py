@@ -271,3 +271,48 @@ def test_every_test_module_lives_in_the_folder_of_the_layer_it_guards():
     for folder, listed in rows.items():
         assert sorted(listed) == sorted(p.name for p in (tests / folder).glob("test_*.py")), folder
     assert not list(tests.glob("test_*.py")), "a test module outside the layers' folders"
+
+
+def test_the_functions_the_docs_name_exist():
+    """A `module.name` the docs, the README or the book's pages name, where `module` is one module of
+    this package (by its file name), is defined there: a renamed function leaves no stale pointer.
+    Settings paths (`data.source`, `tamt.imp_rewind`, a page's `sec5_1.sparsity`) are the params
+    files' keys, not modules; `model.roberta` is a transformers model's attribute."""
+    from srnets_lib.settings.config import RunConfig
+    from srnets_lib.settings.pages import SECTIONS
+    from srnets_lib.settings.params import Params
+
+    by_name: dict[str, list[Path]] = {}
+    for path in MODULES:
+        by_name.setdefault(path.parent.name if path.name == "__init__.py" else path.stem, []).append(path)
+    keys = set(Params.model_fields) | set(RunConfig.model_fields) | set(SECTIONS) | {"config", "model"}
+    files = {"py", "ipynb", "json", "yaml", "safetensors", "md", "txt", "sh"}
+    project = ROOT.parent
+    stale = []
+    for text in [*(project / "docs").glob("*.md"), project / "README.md", *(project / "book").glob("*.md")]:
+        for i, line in enumerate(text.read_text().splitlines(), 1):
+            for code in re.findall(r"`([^`]+)`", line):
+                for module, name in re.findall(r"(?<![\w./])([a-z_]\w*)\.([A-Za-z_]\w*)", code):
+                    paths = by_name.get(module, [])
+                    if len(paths) == 1 and module not in keys and name not in files \
+                            and name not in top_level_names(paths[0]):
+                        stale.append(f"{text.relative_to(project)}:{i}: {module}.{name}")
+    assert stale == []
+
+
+def top_level_names(path: Path) -> set[str]:
+    """What `module.name` can name in the module at `path`: its definitions and imports (a package's
+    submodules too)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    if path.name == "__init__.py":
+        found |= {p.stem for p in path.parent.glob("*.py")} | {p.name for p in path.parent.iterdir() if p.is_dir()}
+    return found
