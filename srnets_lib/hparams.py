@@ -9,7 +9,7 @@ the run through `Settings`, which holds back every other plugin's group."""
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
@@ -91,3 +91,53 @@ class Settings:
 
     def __repr__(self) -> str:
         return f"Settings({self._reader}: {self._config!r})"
+
+
+class Plugin:
+    """A method (methods/base.py) or a task kind (engine/kinds/base.py) as the settings see it: the
+    groups it reads, the one rule refusing a run that sets another plugin's (`check`, then its own
+    rules, `validate`), and the view of a run its hooks read (`settings`). A plugin's family is the
+    class that subclasses Plugin directly (Method, TaskKind): the rule compares it with the others
+    of its family only."""
+
+    # the settings groups it reads beyond the common ones: its own, declared in its module, or one
+    # another plugin of its family declares and it shares; a run of another plugin leaves them unset
+    groups: ClassVar[tuple[type[Group], ...]] = ()
+
+    @classmethod
+    def check(cls, config) -> None:
+        """Raise ValueError naming the field when `config` is not a valid run of this plugin: it sets
+        a setting of another plugin's group (`foreign`), or the plugin's own rules refuse it."""
+        found = foreign(cls, cls.family(), config)
+        if found:
+            raise ValueError(cls.refusal(*found, config))
+        cls.validate(cls.settings(config))
+
+    @classmethod
+    def settings(cls, config) -> Settings:
+        """`config` as this plugin's hooks read it: the common settings and its groups'."""
+        return Settings(config, unread(cls, cls.family()), cls.reader())
+
+    @classmethod
+    def validate(cls, config: Settings) -> None:
+        """The plugin's own rules (check calls them): raise ValueError naming the field."""
+
+    @classmethod
+    def refusal(cls, name: str, value, owner: type, config) -> str:
+        """The error for a run of `cls` that sets `owner`'s setting `name`."""
+        raise NotImplementedError
+
+    @classmethod
+    def reader(cls) -> str:
+        """How an error names this plugin ("method IMP", "the corpus kind")."""
+        raise NotImplementedError
+
+    @classmethod
+    def family(cls) -> set[type]:
+        """Every plugin of this one's family (the subclasses of its base, however deep)."""
+        base = next(k for k in cls.__mro__ if Plugin in k.__bases__)
+        return _subclasses(base)
+
+
+def _subclasses(cls: type) -> set[type]:
+    return {c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))}

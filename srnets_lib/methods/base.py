@@ -14,37 +14,27 @@ from typing import Callable, ClassVar
 
 import torch
 
-from srnets_lib import hparams
-from srnets_lib.hparams import Group, Settings
+from srnets_lib.hparams import Plugin, Settings
 from srnets_lib.methods.schedule import Schedule
 
 
-class Method:
+class Method(Plugin):
     prunes: ClassVar[bool] = False  # its runs produce a mask (the "prune" stage of params files)
     gradual: ClassVar[bool] = False  # it follows a sparsity schedule (section 5.2: schedule, sparsity_init)
     levels: ClassVar[bool] = False  # its run keeps a mask per sparsity level (IMP)
-    # the settings groups this method reads beyond the common ones (hparams.py): its own, declared in its
-    # module, or one it shares; a run of another method must leave them at their defaults
-    groups: ClassVar[tuple[type[Group], ...]] = ()
 
     def __init__(self, config: Settings, schedule: Schedule):
         self.config, self.schedule = config, schedule
 
     # --- declarations (class level: plan and config validation read them) --------------------
+    # groups, check, settings: hparams.Plugin's (the settings it reads, the one rule refusing another's)
     @classmethod
-    def check(cls, config) -> None:
-        """Raise ValueError naming the field when `config` is not a valid run of this method: it
-        sets a setting of another method's group (`groups`), or its own rules refuse it (`validate`)."""
-        found = hparams.foreign(cls, _every(Method), config)
-        if found:
-            name, value, owner = found
-            raise ValueError(f"{name}={value} is method {owner.__name__}'s setting: method={config.method} does not read it")
-        cls.validate(cls.settings(config))
+    def refusal(cls, name: str, value, owner: type, config) -> str:
+        return f"{name}={value} is method {owner.__name__}'s setting: method={config.method} does not read it"
 
     @classmethod
-    def settings(cls, config) -> Settings:
-        """`config` as this method's hooks read it: the common settings and its groups' (hparams.py)."""
-        return Settings(config, hparams.unread(cls, _every(Method)), f"method {cls.__name__}")
+    def reader(cls) -> str:
+        return f"method {cls.__name__}"
 
     @classmethod
     def validate(cls, config: Settings) -> None:
@@ -85,8 +75,3 @@ class Method:
 
     def on_selected(self, model: torch.nn.Module) -> None:
         """After an evaluation whose checkpoint became the selected one (its copy already taken)."""
-
-
-def _every(cls: type) -> set[type]:
-    """Every subclass of `cls`, however deep."""
-    return {c for sub in cls.__subclasses__() for c in (sub, *_every(sub))}

@@ -12,9 +12,8 @@ from typing import ClassVar, Iterator, Protocol
 
 import torch
 
-from srnets_lib import hparams
 from srnets_lib.data.tasks import planned_train_rows
-from srnets_lib.hparams import Group, Settings
+from srnets_lib.hparams import Plugin, Settings
 
 
 
@@ -84,7 +83,7 @@ class Eager:
         return False
 
 
-class TaskKind:
+class TaskKind(Plugin):
     """One kind of task, declared to config validation, `plan` and the training set-up."""
 
     name: ClassVar[str]
@@ -98,25 +97,15 @@ class TaskKind:
     pipeline_tag: ClassVar[str]
     example_inputs: ClassVar[str]
     stores_predictions: ClassVar[bool] = False
-    # the settings groups only this kind's runs read (hparams.py), declared in its module: a run of
-    # another kind must leave them at their defaults
-    groups: ClassVar[tuple[type[Group], ...]] = ()
+    # groups, check, settings: hparams.Plugin's (the settings it reads, the one rule refusing another's)
 
     @classmethod
-    def check(cls, config) -> None:
-        """Raise ValueError naming the field when `config` is not a valid run of this kind: it sets a
-        setting of another kind's group (`groups`), or its own rules refuse it (`validate`)."""
-        found = hparams.foreign(cls, _every(TaskKind), config)
-        if found:
-            name, value, owner = found
-            raise ValueError(f"{name}={value} is a setting of the {owner.name} kind: task={config.task} ({cls.name}) "
-                             "does not read it")
-        cls.validate(cls.settings(config))
+    def refusal(cls, name: str, value, owner: type, config) -> str:
+        return f"{name}={value} is a setting of the {owner.name} kind: task={config.task} ({cls.name}) does not read it"
 
     @classmethod
-    def settings(cls, config) -> Settings:
-        """`config` as this kind's hooks read it: the common settings and its groups' (hparams.py)."""
-        return Settings(config, hparams.unread(cls, _every(TaskKind)), f"the {cls.name} kind")
+    def reader(cls) -> str:
+        return f"the {cls.name} kind"
 
     @classmethod
     def validate(cls, config: Settings) -> None:
@@ -143,8 +132,3 @@ class TaskKind:
     @classmethod
     def parts(cls, config: Settings, store: Stored, request: Asked, data, tokenizer, model) -> Parts:
         raise NotImplementedError
-
-
-def _every(cls: type) -> set[type]:
-    """Every subclass of `cls`, however deep."""
-    return {c for sub in cls.__subclasses__() for c in (sub, *_every(sub))}
