@@ -7,7 +7,7 @@
   head         only a model's head, the backbone frozen (the toy's MLM head) head.py
 
 The one training loop (fit.py) calls the hooks of `Method` (base.py); a new method is one
-module defining a subclass (and the settings group of its own settings, hparams.py: RunConfig
+module defining a subclass (and the settings group of its own settings, hparams/: RunConfig
 gains its fields from the registry) plus one entry in METHODS.
 """
 
@@ -28,7 +28,7 @@ METHODS: dict[str, type[Method]] = {
 
 
 def groups() -> list:
-    """Every method's settings groups (hparams.py), in registry order: RunConfig composes them."""
+    """Every method's settings groups (hparams/), in registry order: RunConfig composes them."""
     return list(dict.fromkeys(g for method in METHODS.values() for g in method.groups))
 
 

@@ -1,4 +1,4 @@
-"""Settings groups (srnets_lib/hparams.py): a method or task kind declares the settings only it reads
+"""Settings groups (srnets_lib/hparams/): a method or task kind declares the settings only it reads
 in its own module; RunConfig composes them into flat fields, so adding a method with one setting
 touches its module (and its registry line) and no other run's key."""
 

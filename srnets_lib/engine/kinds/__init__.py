@@ -15,7 +15,7 @@ KINDS: dict[str, type[TaskKind]] = {"classify": Classification, "regress": Class
 
 
 def groups() -> list:
-    """Every kind's settings groups (hparams.py), in registry order: RunConfig composes them."""
+    """Every kind's settings groups (hparams/), in registry order: RunConfig composes them."""
     return list(dict.fromkeys(g for kind in KINDS.values() for g in kind.groups))
 
 

@@ -16,6 +16,7 @@ from srnets_lib.hparams import Group, Settings
 from srnets_lib.data import bias as bias_lib
 from srnets_lib.data.encode import Encoded, collate, encode, train_batches
 from srnets_lib.data.splits import TaskData
+from srnets_lib.data.tasks import spec
 from srnets_lib.model import backbones
 from srnets_lib.engine import losses, runtime, step
 from srnets_lib.engine.evaluation import TaskEvaluator, predict
@@ -39,6 +40,15 @@ class Classification(TaskKind):
     example_inputs = 'tokenizer("a premise", "a hypothesis", truncation=True, return_tensors="pt")'
     stores_predictions = True
     groups = (ClassificationSettings,)
+
+    @classmethod
+    def validate(cls, config: Settings) -> None:
+        super().validate(config)
+        if config.dev_metric is not None:
+            recorded = spec(config.task).metrics or (spec(config.task).metric,)
+            if config.dev_metric not in recorded:
+                raise ValueError(f"dev_metric={config.dev_metric!r} is not recorded for task {config.task}; accepted: "
+                                 f"{', '.join(recorded)} (or null: the task's {spec(config.task).metric})")
 
     @classmethod
     def workload(cls, config):

@@ -1,10 +1,11 @@
-"""Settings groups, as open_lth's hparams: a plugin (a method, methods/; a task kind, engine/kinds/)
-declares the run settings only it reads as a small frozen `Group` in its own module and lists the
-groups it reads (`Plugin.groups`: its own, or one another plugin of its family declares and it
-shares). settings/config.py composes every registered plugin's groups into RunConfig's flat fields
-(`fields`), so a run's key still hashes the flat names and their values; `foreign` is the one
-rule that finds a setting of a group the run's own plugin does not read, and a plugin's hooks read
-the run through `Settings`, which holds back every other plugin's group."""
+"""The machinery of settings groups, as open_lth's hparams (the groups every run has: common.py).
+A plugin (a method, methods/; a task kind, engine/kinds/) declares the run settings only it reads
+as a small frozen `Group` in its own module and lists the groups it reads (`Plugin.groups`: its
+own, or one another plugin of its family declares and it shares). settings/config.py composes
+every registered plugin's groups into RunConfig's flat fields (`fields`), so a run's key still
+hashes the flat names and their values; `foreign` is the one rule that finds a setting of a group
+the run's own plugin does not read, and a plugin's hooks read the run through `Settings`, which
+holds back every other plugin's group."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ class Settings:
         if name.startswith("__") or name in Settings.__slots__:  # pickling's probes, before __init__ ran
             raise AttributeError(name)
         if name in self._unread:
-            raise AttributeError(f"{self._reader} does not read {name}: another plugin's setting (hparams.py)")
+            raise AttributeError(f"{self._reader} does not read {name}: another plugin's setting (hparams/)")
         return getattr(self._config, name)
 
     def __setattr__(self, name: str, value) -> None:
