@@ -16,7 +16,6 @@ from srnets_lib.data.tasks import planned_train_rows
 from srnets_lib.hparams import Plugin, Settings
 
 
-
 class Stored(Protocol):
     """What a kind's parts read of the run store (store/runs.py's Run): another run's weights."""
 
