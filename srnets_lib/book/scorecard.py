@@ -143,7 +143,7 @@ class Scorecard:
                 f'<td><a href="{r.page}.html">{text(r.section)}</a></td>'
                 f"<td>{text(r.claim)}{f' [{text(r.group)}]' if r.group else ''}</td>"
                 f"<td><small>{text(r.rule)}</small></td><td>{text(r.margin)}</td><td>{text(r.alone)}</td></tr>")
-        widths = "".join(f'<col style="width: {w}%">' for w in (16, 7, 19, 32, 15, 11))  # the rule's words the widest
+        widths = "".join(f'<col style="width: {w}%">' for w in (16, 10, 18, 30, 15, 11))  # the rule's words the widest
         return Shown(Html(f'<div class="scorecard" style="font-size: 0.8em"><table class="dataframe">'
                           f"<colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
                           "</table></div>"))
